@@ -1,0 +1,7 @@
+"""Load-cell, accelerometer and encoder calibration, stored per walker."""
+from .walker_calibration import (  # noqa: F401
+    CalibrationError, WalkerCalibration, calibration_dir, calibration_for, GRAVITY,
+)
+
+__all__ = ["CalibrationError", "WalkerCalibration", "calibration_dir", "calibration_for",
+           "GRAVITY"]

@@ -1,0 +1,151 @@
+"""Per-walker calibration: counts -> physical units, and the walker's geometry.
+
+A calibration is a small versioned JSON file, one per walker, so it can be redone
+without touching recordings (which keep raw counts). A missing or malformed file
+is a CalibrationError naming the file and the field.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import pathlib
+from dataclasses import asdict, dataclass, field, fields
+
+CALIBRATION_FORMAT = "walkerlab-calibration"
+CALIBRATION_VERSION = 1
+GRAVITY = 9.80665
+
+# Nominal hardware of a WalkerLab walker (and of the virtual walker):
+# HX711 at gain 128 reads +-20 mV over +-2**23 counts; a 50 kg, 2 mV/V cell excited at
+# 5 V gives 10 mV at 490 N, so about 2**22 / 490 = 8560 counts per newton.
+NOMINAL_LOAD_GAIN_COUNTS_PER_N = 8560.0
+NOMINAL_ACCEL_COUNTS_PER_G = 256.0  # ADXL345 full resolution
+NOMINAL_ENCODER_TICKS_PER_REV = 256
+NOMINAL_WHEEL_DIAMETER_M = 0.2
+# Thesis eq 6.3: front load cells 21.25 cm, rear 26.6 cm from the midline.
+FRONT_HALF_WIDTH_M = 0.2125
+REAR_HALF_WIDTH_M = 0.266
+WHEELBASE_M = 0.45
+
+
+class CalibrationError(ValueError):
+    """A calibration file that is missing, unreadable or has a bad field."""
+
+
+@dataclass
+class WalkerCalibration:
+    walker_id: str = "virtual"
+    load_offsets_counts: list[float] = field(default_factory=lambda: [0.0] * 4)
+    load_gains_counts_per_n: list[float] = field(
+        default_factory=lambda: [NOMINAL_LOAD_GAIN_COUNTS_PER_N] * 4)
+    accel_bias_counts: list[float] = field(default_factory=lambda: [0.0] * 3)
+    accel_counts_per_g: list[float] = field(
+        default_factory=lambda: [NOMINAL_ACCEL_COUNTS_PER_G] * 3)
+    encoder_ticks_per_rev: int = NOMINAL_ENCODER_TICKS_PER_REV
+    wheel_diameter_m: float = NOMINAL_WHEEL_DIAMETER_M
+    front_half_width_m: float = FRONT_HALF_WIDTH_M
+    rear_half_width_m: float = REAR_HALF_WIDTH_M
+    wheelbase_m: float = WHEELBASE_M
+    # Below this total load the COP is undefined (nobody leans on the walker).
+    min_total_load_n: float = 20.0
+    source: str = "nominal"
+
+    @property
+    def metres_per_tick(self) -> float:
+        return math.pi * self.wheel_diameter_m / self.encoder_ticks_per_rev
+
+    def validate(self, where: str = "calibration") -> "WalkerCalibration":
+        def bad(name: str, why: str) -> CalibrationError:
+            return CalibrationError("%s: field '%s' %s" % (where, name, why))
+
+        for name, n in (("load_offsets_counts", 4), ("load_gains_counts_per_n", 4),
+                        ("accel_bias_counts", 3), ("accel_counts_per_g", 3)):
+            value = getattr(self, name)
+            if (not isinstance(value, (list, tuple)) or len(value) != n
+                    or not all(isinstance(v, (int, float)) and math.isfinite(v)
+                               for v in value)):
+                raise bad(name, "must be a list of %d finite numbers" % n)
+            setattr(self, name, [float(v) for v in value])
+        for name in ("load_gains_counts_per_n", "accel_counts_per_g"):
+            if any(v == 0 for v in getattr(self, name)):
+                raise bad(name, "must not contain zero")
+        for name in ("wheel_diameter_m", "front_half_width_m", "rear_half_width_m",
+                     "wheelbase_m", "min_total_load_n"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+                raise bad(name, "must be a positive number")
+        if not isinstance(self.encoder_ticks_per_rev, int) or self.encoder_ticks_per_rev <= 0:
+            raise bad("encoder_ticks_per_rev", "must be a positive integer")
+        if not isinstance(self.walker_id, str) or not self.walker_id:
+            raise bad("walker_id", "must be a non-empty string")
+        return self
+
+    def to_dict(self) -> dict:
+        return {"format": CALIBRATION_FORMAT, "version": CALIBRATION_VERSION, **asdict(self)}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    @classmethod
+    def from_dict(cls, data: dict, where: str = "calibration") -> "WalkerCalibration":
+        if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
+            raise CalibrationError("%s: not a WalkerLab calibration (field 'format')" % where)
+        if data.get("version") != CALIBRATION_VERSION:
+            raise CalibrationError("%s: field 'version' is %r; this WalkerLab reads version %d"
+                                   % (where, data.get("version"), CALIBRATION_VERSION))
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known - {"format", "version"})
+        if unknown:
+            raise CalibrationError("%s: unknown field '%s'" % (where, unknown[0]))
+        missing = sorted(known - set(data) - {"source"})
+        if missing:
+            raise CalibrationError("%s: field '%s' is missing" % (where, missing[0]))
+        return cls(**{k: v for k, v in data.items() if k in known}).validate(where)
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "calibration") -> "WalkerCalibration":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CalibrationError("%s: not valid JSON (%s)" % (where, exc)) from None
+        return cls.from_dict(data, where)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "WalkerCalibration":
+        path = pathlib.Path(path)
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            raise CalibrationError("%s: calibration file not found" % path) from None
+        except OSError as exc:
+            raise CalibrationError("%s: cannot read (%s)" % (path, exc.strerror)) from None
+        return cls.from_json(text, str(path))
+
+    def save(self, path: str | os.PathLike) -> None:
+        path = pathlib.Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(self.to_json())
+        os.replace(tmp, path)  # never leave a half-written calibration behind
+
+
+def calibration_dir() -> pathlib.Path:
+    """Where per-walker calibrations live ($WALKERLAB_CALIBRATION_DIR overrides)."""
+    env = os.environ.get("WALKERLAB_CALIBRATION_DIR")
+    if env:
+        return pathlib.Path(env)
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return pathlib.Path(base) / "walkerlab" / "calibration"
+
+
+def calibration_for(walker_id: str) -> WalkerCalibration:
+    """The stored calibration of a walker; else a virtual walker's factory calibration;
+    else nominal values (an uncalibrated walker)."""
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in walker_id) or "walker"
+    path = calibration_dir() / (safe + ".json")
+    if path.exists():
+        return WalkerCalibration.load(path)
+    from device.sim.factory_calibration import virtual_walker_calibration
+
+    return virtual_walker_calibration(walker_id) or WalkerCalibration(walker_id=walker_id)

@@ -1,0 +1,38 @@
+"""The calibration a virtual walker ships with: its hardware ground truth.
+
+A real walker is calibrated with known masses; a virtual one's gains and offsets are
+known exactly, so it is "factory calibrated" with them. calibration.calibration_for()
+uses this for walker ids of the form SIM-<n> when no calibration file is stored.
+"""
+from __future__ import annotations
+
+import re
+
+from calibration import WalkerCalibration
+
+from .sensors import WalkerHardwareTruth, default_truth
+
+_VIRTUAL_ID = re.compile(r"^SIM-(\d+)$")
+
+
+def calibration_from_truth(truth: WalkerHardwareTruth) -> WalkerCalibration:
+    g = truth.geometry
+    return WalkerCalibration(
+        walker_id=truth.walker_id,
+        load_offsets_counts=[float(v) for v in truth.load_offsets_counts],
+        load_gains_counts_per_n=[float(v) for v in truth.load_gains_counts_per_n],
+        accel_bias_counts=[float(v) for v in truth.accel_bias_counts],
+        accel_counts_per_g=[float(v) for v in truth.accel_counts_per_g],
+        encoder_ticks_per_rev=int(truth.encoder_ticks_per_rev),
+        wheel_diameter_m=float(truth.wheel_diameter_m),
+        front_half_width_m=g.front_half_width_m, rear_half_width_m=g.rear_half_width_m,
+        wheelbase_m=g.wheelbase_m, source="virtual walker factory calibration",
+    ).validate()
+
+
+def virtual_walker_calibration(walker_id: str) -> WalkerCalibration | None:
+    """Factory calibration of the virtual walker `walker_id`, or None if not virtual."""
+    match = _VIRTUAL_ID.match(walker_id)
+    if match is None:
+        return None
+    return calibration_from_truth(default_truth(int(match.group(1))))

@@ -1,0 +1,283 @@
+"""The virtual walker: a simulated person and walker running the real firmware logic.
+
+`VirtualWalker` turns simulated time into wire bytes (offline, as fast as possible);
+`PtyServer` serves it in real time on a pseudo-terminal that host code opens with
+pyserial exactly like a USB walker, with optional fault injection.
+
+The walker is battery powered: unplugging the USB cable (a simulated disconnect)
+drops the link but not the device, so its clock and sequence numbers run on and the
+host sees the frames it missed as a sequence gap.
+"""
+from __future__ import annotations
+
+import os
+import select
+import tempfile
+import time
+import tty
+from dataclasses import dataclass
+
+import numpy as np
+
+from device.firmware.core import DEFAULT_RATE_HZ, WalkerFirmware
+from device.protocol import wire
+
+from .board import SimulatedBoard
+from .sensors import SimulatedSensors, WalkerHardwareTruth
+
+
+class VirtualWalker:
+    """Simulated sensors + SimulatedBoard + WalkerFirmware, driven by device time."""
+
+    def __init__(self, course: str = "free", seed: int = 0, rate_hz: int = DEFAULT_RATE_HZ,
+                 label_jitter_s: float = 0.0, duration_s: float | None = None,
+                 truth: WalkerHardwareTruth | None = None, repeat: bool = False) -> None:
+        self.course = course
+        self.seed = seed
+        self.repeat = repeat
+        self.subjects_done = 0
+        self._session_kwargs = dict(course=course, truth=truth,
+                                    label_jitter_s=label_jitter_s, duration_s=duration_s)
+        self.sensors = SimulatedSensors(seed=seed, **self._session_kwargs)
+        self.board = SimulatedBoard(self.sensors)
+        self._out = bytearray()
+        self.firmware = WalkerFirmware(self.board, self._out.extend, rate_hz=rate_hz)
+        self.t_us = 0
+        self._next_sample_us = 0
+        self._session_start_us = 0
+
+    def _next_subject(self, t_us: int) -> None:
+        """A finished course starts again with the next subject (repeat=True)."""
+        self.subjects_done += 1
+        truth = self.sensors.truth  # same walker, same hardware
+        kwargs = dict(self._session_kwargs, truth=truth)
+        self.sensors = SimulatedSensors(seed=self.seed + self.subjects_done, **kwargs)
+        self.board.rebind(self.sensors)
+        self._session_start_us = t_us
+
+    @property
+    def finished(self) -> bool:
+        """The simulated course is over (never when repeating or free living)."""
+        return not self.repeat and self.sensors.finished
+
+    def receive(self, data: bytes) -> None:
+        """Bytes from the host (commands), handled at the current device time."""
+        self.firmware.handle_bytes(data, self.t_us)
+
+    def advance(self, t_us: int) -> bytes:
+        """Run the firmware up to device time t_us; return the bytes it sent."""
+        firmware = self.firmware
+        sensors = self.sensors
+        while self._next_sample_us <= t_us:
+            t = self._next_sample_us
+            if sensors.finished:
+                if not self.repeat:
+                    break
+                self._next_subject(t)
+                sensors = self.sensors
+            sensors.advance_to((t - self._session_start_us) * 1e-6)
+            firmware.sample(t)
+            self._next_sample_us = t + firmware.period_us
+        self.t_us = t_us
+        out = bytes(self._out)
+        self._out.clear()
+        return out
+
+    def command(self, frame_type: int, payload: bytes = b"", seq: int = 0) -> None:
+        """Send one host command to the firmware (used by offline sessions and tests)."""
+        self.receive(wire.encode_frame(frame_type, seq, 0, payload))
+
+
+def simulate_session_bytes(course: str, seed: int, rate_hz: int = DEFAULT_RATE_HZ,
+                           duration_s: float | None = None, label_jitter_s: float = 0.0,
+                           chunk_s: float = 1.0):
+    """Yield (device_time_s, bytes) chunks of a whole simulated session, offline.
+
+    The host's commands are the ones a recorder sends (hello, set rate, start), so
+    the byte stream is exactly what a recording made over the serial link would hold.
+    """
+    walker = VirtualWalker(course, seed, rate_hz, label_jitter_s=label_jitter_s,
+                           duration_s=duration_s)
+    walker.command(wire.CMD_HELLO, seq=0)
+    walker.command(wire.CMD_SET_RATE, wire.pack_set_rate(rate_hz), seq=1)
+    walker.command(wire.CMD_START, seq=2)
+    t_us = 0
+    step = int(chunk_s * 1e6)
+    while not walker.finished:
+        t_us += step
+        yield t_us * 1e-6, walker.advance(t_us)
+
+
+@dataclass
+class FaultConfig:
+    """Faults the pty server injects into the device-to-host byte stream."""
+
+    corrupt_rate: float = 0.0  # probability that a byte gets one bit flipped
+    drop_rate: float = 0.0  # probability that a byte is lost
+    stall_every_s: float = 0.0  # the firmware freezes this often (0: never) ...
+    stall_duration_s: float = 3.0  # ... for this long, then resumes
+    disconnect_every_s: float = 0.0  # the USB cable is pulled this often (0: never) ...
+    disconnect_duration_s: float = 1.0  # ... and plugged back in after this long
+    seed: int = 0
+
+
+class FaultInjector:
+    """Flips bits and drops bytes at random. With keep_log, it keeps the clean stream
+    and which of its bytes it touched, so tests can tell intact frames from hit ones."""
+
+    def __init__(self, config: FaultConfig, keep_log: bool = False) -> None:
+        self.config = config
+        self.rng = np.random.default_rng(config.seed)
+        self.bits_flipped = 0
+        self.bytes_dropped = 0
+        self.clean_log = bytearray() if keep_log else None
+        self.touched_log = bytearray() if keep_log else None
+
+    def apply(self, data: bytes) -> bytes:
+        c = self.config
+        touched = np.zeros(len(data), dtype=np.uint8)
+        if data and (c.corrupt_rate > 0 or c.drop_rate > 0):
+            buf = np.frombuffer(data, dtype=np.uint8).copy()
+            if c.corrupt_rate > 0:
+                hit = self.rng.random(buf.size) < c.corrupt_rate
+                n = int(hit.sum())
+                if n:
+                    buf[hit] ^= (1 << self.rng.integers(0, 8, n)).astype(np.uint8)
+                    self.bits_flipped += n
+                    touched[hit] = 1
+            if c.drop_rate > 0:
+                keep = self.rng.random(buf.size) >= c.drop_rate
+                self.bytes_dropped += int(buf.size - keep.sum())
+                touched[~keep] = 1
+                buf = buf[keep]
+            out = buf.tobytes()
+        else:
+            out = data
+        if self.clean_log is not None:
+            self.clean_log += data
+            self.touched_log += touched.tobytes()
+        return out
+
+
+class PtyServer:
+    """Serve a VirtualWalker on a pseudo-terminal in real time.
+
+    `path` is a stable symlink to the current pty (like a udev name for a USB
+    device): a simulated disconnect closes the pty, so the host's reads fail, and a
+    reconnect makes a new pty and points the symlink at it.
+    """
+
+    MAX_PENDING = 64 * 1024  # bytes held while the host is not reading (then dropped)
+
+    def __init__(self, walker: VirtualWalker, faults: FaultConfig | None = None,
+                 path: str | None = None, keep_log: bool = False) -> None:
+        self.walker = walker
+        self.faults = faults or FaultConfig()
+        self.injector = FaultInjector(self.faults, keep_log=keep_log)
+        self.path = path or os.path.join(tempfile.gettempdir(),
+                                         "walkerlab-virtual-%d" % os.getpid())
+        self._master: int | None = None
+        self._slave: int | None = None
+        self._pending = bytearray()
+        self.bytes_sent = 0
+        self.bytes_discarded = 0
+        self.disconnects = 0
+        self.stalls = 0
+
+    # ---- the pseudo-terminal ------------------------------------------------------------
+    def _plug(self) -> None:
+        master, slave = os.openpty()
+        tty.setraw(slave)  # no echo, no newline translation: a binary link
+        os.set_blocking(master, False)
+        self._master, self._slave = master, slave
+        tmp = self.path + ".new"
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        os.symlink(os.ttyname(slave), tmp)
+        os.replace(tmp, self.path)
+
+    def _unplug(self) -> None:
+        if os.path.lexists(self.path):
+            os.unlink(self.path)
+        for fd in (self._master, self._slave):
+            if fd is not None:
+                os.close(fd)
+        self._master = self._slave = None
+        self._pending.clear()
+
+    def open(self) -> str:
+        self._plug()
+        return self.path
+
+    def close(self) -> None:
+        self._unplug()
+
+    def __enter__(self) -> "PtyServer":
+        self.open()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---- serving ------------------------------------------------------------------------
+    def _write(self, data: bytes) -> None:
+        self._pending.extend(data)
+        if len(self._pending) > self.MAX_PENDING:
+            cut = len(self._pending) - self.MAX_PENDING
+            del self._pending[:cut]
+            self.bytes_discarded += cut
+        try:
+            n = os.write(self._master, self._pending)
+        except BlockingIOError:
+            return
+        except OSError:
+            return
+        del self._pending[:n]
+        self.bytes_sent += n
+
+    def _read_commands(self) -> None:
+        try:
+            data = os.read(self._master, 4096)
+        except (BlockingIOError, OSError):
+            return
+        if data:
+            self.walker.receive(data)
+
+    def serve(self, duration_s: float | None = None, should_stop=None) -> None:
+        """Run until duration_s elapses, should_stop() is true, or interrupted."""
+        if self._master is None:
+            self.open()
+        faults = self.faults
+        t0 = time.monotonic()
+        period = 1.0 / max(self.walker.firmware.rate_hz, 1)
+        next_disconnect = faults.disconnect_every_s or float("inf")
+        next_stall = faults.stall_every_s or float("inf")
+        frozen_s = 0.0  # device time lost to stalls: the firmware's clock stood still
+        while True:
+            now = time.monotonic() - t0
+            if duration_s is not None and now >= duration_s:
+                return
+            if should_stop is not None and should_stop():
+                return
+            if now >= next_disconnect:
+                self._unplug()
+                self.disconnects += 1
+                time.sleep(faults.disconnect_duration_s)
+                self._plug()
+                next_disconnect = time.monotonic() - t0 + faults.disconnect_every_s
+                continue
+            if now >= next_stall:
+                self.stalls += 1
+                time.sleep(faults.stall_duration_s)
+                frozen_s += faults.stall_duration_s
+                next_stall = time.monotonic() - t0 + faults.stall_every_s
+                continue
+            readable, _, _ = select.select([self._master], [], [], period / 2)
+            if readable:
+                self._read_commands()
+            t_dev = time.monotonic() - t0 - frozen_s
+            out = self.walker.advance(int(t_dev * 1e6))
+            if out:
+                self._write(self.injector.apply(out))
+            elif self._pending:
+                self._write(b"")

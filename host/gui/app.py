@@ -1,0 +1,881 @@
+"""The WalkerLab live monitor window, and ``run_monitor`` (``walkerlab monitor``).
+
+The window owns no threads and does no decoding: a ``MonitorController`` runs the link,
+processing and recording threads, and a QTimer (30 Hz by default) drains finished
+display chunks into ring buffers and redraws. See host/gui/__init__.py.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import statistics
+import sys
+import time
+import traceback
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from host.errors import UserError, user_errors
+from host.gui.activity_banner import ActivityBanner
+from host.gui.connection_panel import ConnectionPanel
+from host.gui.controller import MonitorController, recording_filename
+from host.gui.display_state import DisplayState
+from host.gui.footprint_view import FootprintView
+from host.gui.live_plots import LivePlots
+from host.gui.model_panel import ModelPanel
+from host.gui.ports import VIRTUAL
+from host.gui.posterior_ribbon import ActivityLegend
+from host.gui.processing import one_line
+from host.gui.recording_panel import RecordingPanel
+from host.gui.replay_panel import ReplayPanel
+from host.gui.settings import default_recordings_folder, open_settings, value
+from host.gui.status_bar import LinkHealthBar
+from host.gui.theme import apply_application_theme
+
+WINDOWS_S = (10.0, 30.0, 60.0, 120.0)
+DEFAULT_SIZE = (1400, 900)
+FAILED = object()  # what MainWindow._guard returns when it showed an error
+SLOW_TICK_MS = 250
+EVENT_TEXT = {
+    "connected": "connected to %s",
+    "disconnected": "connection lost (%s)",
+    "reconnected": "reconnected to %s",
+    "stalled": "walker stalled (%s)",
+    "resumed": "data flowing again",
+    "nak": "walker refused a command (%s)",
+    "replay": "replaying %s",
+}
+
+
+def _event_text(ev) -> str:
+    fmt = EVENT_TEXT.get(ev.kind)
+    if fmt is None:
+        return "%s %s" % (ev.kind, ev.detail)
+    return fmt % ev.detail if "%s" in fmt else fmt
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    """The monitor window; see the module docstring."""
+
+    def __init__(self, controller: MonitorController | None = None, settings=None,
+                 redraw_hz: float = 30.0, restore_layout: bool = True,
+                 persist: bool = True) -> None:
+        super().__init__()
+        self.setWindowTitle("WalkerLab — live monitor")
+        self.controller = controller or MonitorController()
+        self.settings = settings if settings is not None else open_settings()
+        self.persist = persist
+        self.state = DisplayState()
+        app = QtWidgets.QApplication.instance()
+        self.theme = apply_application_theme(app)
+        self.last_error: str | None = None
+        self.errors_shown: list[str] = []
+        self._error_box: QtWidgets.QMessageBox | None = None
+        self._latencies: list[float] = []
+        self._ticks = 0
+        self._mode_shown = None
+        self._hint_state: str | None = None
+        self._last_error_at = 0.0
+        self.ticks_drawn = 0
+        self._build()
+        self._build_actions()
+        self._restore(restore_layout)
+        self.apply_theme()
+        app.styleHints().colorSchemeChanged.connect(self._scheme_changed)
+        self.timer = QtCore.QTimer(self)
+        self.timer.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(int(round(1000 / max(1.0, redraw_hz))))
+        self.timer.timeout.connect(self.tick)
+        self.timer.start()
+        self.slow_timer = QtCore.QTimer(self)
+        self.slow_timer.setInterval(SLOW_TICK_MS)
+        self.slow_timer.timeout.connect(self.slow_tick)
+        self.slow_timer.start()
+        if self.controller.recognizer is not None:
+            self.model_panel.set_model(self.controller.model_path, self.controller.recognizer)
+        if self.controller.mode == "live":
+            if self.controller.port != VIRTUAL:
+                self.connection_panel.select_port(self.controller.port)
+            self.connection_panel.add_event("connecting to %s" % self.controller.port)
+        elif self.controller.mode == "replay":
+            self.connection_panel.add_event("replaying %s"
+                                            % os.path.basename(self.controller.port))
+        self._update_mode_widgets()
+        self.slow_tick()
+
+    # ---- construction ---------------------------------------------------------------
+    def _build(self) -> None:
+        central = QtWidgets.QWidget()
+        vbox = QtWidgets.QVBoxLayout(central)
+        vbox.setContentsMargins(6, 6, 6, 2)
+        vbox.setSpacing(4)
+        self.banner = ActivityBanner()
+        vbox.addWidget(self.banner)
+        bar = QtWidgets.QHBoxLayout()
+        bar.setSpacing(6)
+        self.pause_button = QtWidgets.QPushButton("❚❚ Pause")
+        self.pause_button.setToolTip("Freeze the view to look back; data keeps arriving "
+                                     "(Space)")
+        self.pause_button.clicked.connect(self.toggle_pause)
+        self.live_button = QtWidgets.QPushButton("▶ Live")
+        self.live_button.setToolTip("Follow the newest data again (End)")
+        self.live_button.clicked.connect(self.go_live)
+        self.window_combo = QtWidgets.QComboBox()
+        for s in WINDOWS_S:
+            self.window_combo.addItem("%d s" % s if s < 60 else "%d min" % (s // 60), s)
+        self.window_combo.setToolTip("Time window of the plots (Ctrl+1 … Ctrl+4)")
+        self.window_combo.currentIndexChanged.connect(self._window_changed)
+        self.view_hint = QtWidgets.QLabel()
+        bar.addWidget(self.pause_button)
+        bar.addWidget(self.live_button)
+        bar.addSpacing(8)
+        bar.addWidget(QtWidgets.QLabel("Window:"))
+        bar.addWidget(self.window_combo)
+        bar.addSpacing(12)
+        bar.addWidget(self.view_hint, 1)
+        vbox.addLayout(bar)
+        self.plots = LivePlots(theme=self.theme)
+        self.plots.sigPaused.connect(self._user_paused)
+        self.plots.ribbon_plot.vb.sigXRangeChanged.connect(self._x_range_changed)
+        vbox.addWidget(self.plots, 1)
+        self.scrollbar = QtWidgets.QScrollBar(QtCore.Qt.Orientation.Horizontal)
+        self.scrollbar.setToolTip("Scroll back through the history (paused)")
+        self.scrollbar.valueChanged.connect(self._scrolled)
+        self.scrollbar.setVisible(False)
+        vbox.addWidget(self.scrollbar)
+        self.setCentralWidget(central)
+
+        # Left: the session panels.
+        panels = QtWidgets.QWidget()
+        pbox = QtWidgets.QVBoxLayout(panels)
+        pbox.setContentsMargins(6, 6, 6, 6)
+        self.connection_panel = ConnectionPanel()
+        self.connection_panel.connectRequested.connect(self.connect_to)
+        self.connection_panel.disconnectRequested.connect(self.disconnect)
+        self.model_panel = ModelPanel()
+        self.model_panel.loadRequested.connect(self.load_model_dialog)
+        self.model_panel.unloadRequested.connect(self.unload_model)
+        self.recording_panel = RecordingPanel()
+        self.recording_panel.startRequested.connect(self.start_recording)
+        self.recording_panel.stopRequested.connect(self.stop_recording)
+        self.recording_panel.browseRequested.connect(self._browse_folder)
+        self.replay_panel = ReplayPanel()
+        self.replay_panel.openRequested.connect(self.open_recording_dialog)
+        self.replay_panel.pauseToggled.connect(self.toggle_replay_pause)
+        self.replay_panel.speedChanged.connect(self.set_replay_speed)
+        for w in (self.connection_panel, self.model_panel, self.recording_panel,
+                  self.replay_panel):
+            pbox.addWidget(w)
+        pbox.addStretch(1)
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidget(panels)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.session_dock = QtWidgets.QDockWidget("Session", self)
+        self.session_dock.setObjectName("SessionDock")
+        self.session_dock.setWidget(scroll)
+        self.session_dock.setMinimumWidth(290)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, self.session_dock)
+
+        # Right: the walker seen from above, and the activities with probabilities.
+        self.footprint = FootprintView(theme=self.theme)
+        self.footprint.setMinimumHeight(300)
+        self.footprint_dock = QtWidgets.QDockWidget("Walker from above", self)
+        self.footprint_dock.setObjectName("FootprintDock")
+        self.footprint_dock.setWidget(self.footprint)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, self.footprint_dock)
+        self.legend = ActivityLegend()
+        lscroll = QtWidgets.QScrollArea()
+        lscroll.setWidget(self.legend)
+        lscroll.setWidgetResizable(True)
+        lscroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        lscroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.legend_dock = QtWidgets.QDockWidget("Activities", self)
+        self.legend_dock.setObjectName("ActivitiesDock")
+        self.legend_dock.setWidget(lscroll)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, self.legend_dock)
+        self.resizeDocks([self.footprint_dock, self.legend_dock], [420, 330],
+                         QtCore.Qt.Orientation.Vertical)
+        self.resizeDocks([self.session_dock, self.footprint_dock], [300, 340],
+                         QtCore.Qt.Orientation.Horizontal)
+
+        self.health_bar = LinkHealthBar()
+        self.statusBar().addPermanentWidget(self.health_bar, 1)
+        self.statusBar().setSizeGripEnabled(True)
+
+    def _action(self, text: str, shortcut, slot, tip: str = "", menu=None,
+                checkable: bool = False) -> QtGui.QAction:
+        act = QtGui.QAction(text, self)
+        if shortcut:
+            seqs = shortcut if isinstance(shortcut, (list, tuple)) else [shortcut]
+            act.setShortcuts([QtGui.QKeySequence(s) for s in seqs])
+        act.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
+        if tip:
+            act.setStatusTip(tip)
+            act.setToolTip(tip)
+        act.setCheckable(checkable)
+        act.triggered.connect(lambda *_: slot())
+        self.addAction(act)
+        if menu is not None:
+            menu.addAction(act)
+        return act
+
+    def _build_actions(self) -> None:
+        mb = self.menuBar()
+        file_menu = mb.addMenu("&File")
+        walker_menu = mb.addMenu("&Walker")
+        view_menu = mb.addMenu("&View")
+        help_menu = mb.addMenu("&Help")
+        a = self.actions_by_name = {}
+        a["open"] = self._action("&Open recording…", "Ctrl+O", self.open_recording_dialog,
+                                 "Replay a recording through the live views", file_menu)
+        a["model"] = self._action("Load &model…", "Ctrl+M", self.load_model_dialog,
+                                  "Choose a saved recognizer to run live", file_menu)
+        a["unload"] = self._action("&Unload model", "Ctrl+Shift+M", self.unload_model,
+                                   "Stop recognising", file_menu)
+        file_menu.addSeparator()
+        a["quit"] = self._action("&Quit", "Ctrl+Q", self.close, "", file_menu)
+        a["connect"] = self._action("&Connect / disconnect", "Ctrl+K", self.toggle_connection,
+                                    "Connect to the selected walker, or disconnect",
+                                    walker_menu)
+        a["refresh"] = self._action("&Refresh ports", "F5",
+                                    lambda: self.connection_panel.refresh_ports(),
+                                    "Look for serial ports again", walker_menu)
+        walker_menu.addSeparator()
+        a["record"] = self._action("Start / stop &recording", "Ctrl+R",
+                                   self.toggle_recording, "Record the walker to a file",
+                                   walker_menu)
+        a["pause"] = self._action("&Pause / resume", "Space", self.toggle_pause,
+                                  "Freeze the view (data keeps arriving)", view_menu)
+        a["live"] = self._action("Go &live", "End", self.go_live,
+                                 "Follow the newest data", view_menu)
+        view_menu.addSeparator()
+        for i, s in enumerate(WINDOWS_S):
+            a["window%d" % (i + 1)] = self._action(
+                "Window %s" % self.window_combo.itemText(i), "Ctrl+%d" % (i + 1),
+                lambda i=i: self.window_combo.setCurrentIndex(i), "", view_menu)
+        view_menu.addSeparator()
+        a["slower"] = self._action("Replay slower", "[",
+                                   lambda: self.replay_panel.step_speed(-1), "", view_menu)
+        a["faster"] = self._action("Replay faster", "]",
+                                   lambda: self.replay_panel.step_speed(+1), "", view_menu)
+        view_menu.addSeparator()
+        for dock in (self.session_dock, self.footprint_dock, self.legend_dock):
+            view_menu.addAction(dock.toggleViewAction())
+        a["reset_layout"] = self._action("Reset &layout", None, self.reset_layout, "",
+                                         view_menu)
+        a["help"] = self._action("&Keyboard shortcuts", "F1", self.show_shortcuts, "",
+                                 help_menu)
+        a["about"] = self._action("&About WalkerLab", None, self.show_about, "", help_menu)
+
+    # ---- settings -------------------------------------------------------------------
+    def _restore(self, restore_layout: bool) -> None:
+        s = self.settings
+        self._default_state = self.saveState()
+        self.resize(*DEFAULT_SIZE)
+        if restore_layout:
+            geometry = s.value("window/geometry")
+            if geometry is not None:
+                self.restoreGeometry(geometry)
+            state = s.value("window/state")
+            if state is not None:
+                self.restoreState(state)
+        window_s = value(s, "view/window_s", 30.0, float)
+        i = self.window_combo.findData(window_s)
+        self.window_combo.setCurrentIndex(i if i >= 0 else 1)
+        self._window_changed(self.window_combo.currentIndex())
+        self.replay_panel.set_speed(value(s, "replay/speed", 1.0, float))
+        self.recording_panel.folder.setText(
+            value(s, "recording/folder", default_recordings_folder(), str))
+        self.recording_panel.subject.setText(value(s, "recording/subject", "", str))
+        self.connection_panel.refresh_ports(value(s, "walker/port", "", str) or None)
+
+    def save_settings(self) -> None:
+        if not self.persist:
+            return
+        s = self.settings
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState())
+        s.setValue("view/window_s", self.plots.window_s)
+        s.setValue("replay/speed", self.replay_panel.speed_value())
+        s.setValue("recording/folder", self.recording_panel.folder.text())
+        s.setValue("recording/subject", self.recording_panel.subject_id())
+        port = self.connection_panel.selected_port()
+        if port:
+            s.setValue("walker/port", port)
+        s.setValue("model/path", self.controller.model_path or "")
+        s.sync()
+
+    def reset_layout(self) -> None:
+        self.restoreState(self._default_state)
+        for dock in (self.session_dock, self.footprint_dock, self.legend_dock):
+            dock.setVisible(True)
+            dock.setFloating(False)
+
+    # ---- theme ----------------------------------------------------------------------
+    def _scheme_changed(self, *_) -> None:
+        self.theme = apply_application_theme(QtWidgets.QApplication.instance())
+        self.apply_theme()
+
+    def apply_theme(self) -> None:
+        th = self.theme
+        self.plots.set_theme(th)
+        self.footprint.set_theme(th)
+        self.connection_panel.set_colours(th.ok, th.warn, th.bad, th.muted)
+        self.connection_panel.set_state(self.connection_panel.state)
+        self.health_bar.set_colours(th.ok, th.warn, th.bad)
+        self._mode_shown = None
+
+    # ---- errors ---------------------------------------------------------------------
+    def show_error(self, title: str, message: str) -> None:
+        """A one-line message in a (non-blocking) dialog; never a traceback."""
+        message = one_line(Exception(message)) if "\n" in message else message
+        now = time.monotonic()
+        if message == self.last_error and now - self._last_error_at < 10.0:
+            return  # the same failure again (a model failing on every block): said it
+        self._last_error_at = now
+        self.last_error = message
+        self.errors_shown.append(message)
+        del self.errors_shown[:-50]
+        self.connection_panel.add_event("error: " + message)
+        if self._error_box is not None and self._error_box.isVisible():
+            self.statusBar().showMessage(message, 8000)  # one dialog at a time
+            return
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Warning, title, message,
+                                    QtWidgets.QMessageBox.StandardButton.Ok, self)
+        box.setWindowModality(QtCore.Qt.WindowModality.WindowModal)
+        box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.finished.connect(lambda *_: setattr(self, "_error_box", None))
+        self._error_box = box
+        box.open()
+
+    def _guard(self, title: str, fn, *args):
+        """Run fn; a user error becomes a dialog. Returns fn's result, or FAILED."""
+        try:
+            return fn(*args)
+        except user_errors() as exc:
+            self.show_error(title, one_line(exc))
+        except (ValueError, OSError) as exc:
+            self.show_error(title, one_line(exc))
+        return FAILED
+
+    # ---- connection -----------------------------------------------------------------
+    def toggle_connection(self) -> None:
+        if self.controller.connected:
+            self.disconnect()
+        else:
+            self.connect_to(self.connection_panel.selected_port() or VIRTUAL)
+
+    def connect_to(self, port: str | None = None) -> bool:
+        port = port or VIRTUAL
+        if port != VIRTUAL and self.connection_panel.port_combo.findData(port) < 0:
+            self.connection_panel.select_port(port)
+        if self._guard("Cannot connect", self.controller.connect, port) is FAILED:
+            self._update_mode_widgets()
+            return False
+        self._new_session()
+        label = "the virtual walker" if port == VIRTUAL else port
+        self.connection_panel.add_event("connecting to %s" % label)
+        self.statusBar().showMessage("Connected to %s" % label, 4000)
+        self._update_mode_widgets()
+        return True
+
+    def disconnect(self) -> None:
+        was = self.controller.mode
+        recording = self.controller.recording is not None
+        self.controller.disconnect()
+        if recording:
+            self.recording_panel.set_message("Saving…")
+        if was != "idle":
+            self.connection_panel.add_event("replay closed" if was == "replay"
+                                            else "disconnected")
+        self._update_mode_widgets()
+
+    def _new_session(self) -> None:
+        self.state.clear()
+        self.plots.resume()
+        self._latencies.clear()
+        self.scrollbar.setVisible(False)
+
+    # ---- model ----------------------------------------------------------------------
+    def load_model_dialog(self) -> None:
+        start = self.controller.model_path or value(self.settings, "model/path", "", str)
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Load a recognizer", os.path.dirname(start) if start else "",
+            "WalkerLab models (*.npz);;All files (*)")
+        if path:
+            self.load_model(path)
+
+    def _busy(self, fn, *args):
+        QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.CursorShape.WaitCursor)
+        try:
+            return fn(*args)
+        finally:
+            QtWidgets.QApplication.restoreOverrideCursor()
+
+    def load_model(self, path: str) -> bool:
+        recognizer = self._busy(self._guard, "Cannot load model", self.controller.load_model,
+                                path)
+        if recognizer is FAILED:
+            return False
+        self.model_panel.set_model(path, recognizer)
+        self.statusBar().showMessage("Model %s loaded" % os.path.basename(path), 4000)
+        if self.persist:
+            self.settings.setValue("model/path", path)
+        return True
+
+    def unload_model(self) -> None:
+        self.controller.clear_model()
+        self.model_panel.set_model(None, None)
+
+    # ---- recording ------------------------------------------------------------------
+    def toggle_recording(self) -> None:
+        if self.controller.recording is not None:
+            self.stop_recording()
+        else:
+            self.start_recording()
+
+    def start_recording(self, path: str | None = None) -> str | None:
+        if self.controller.mode != "live":
+            self.show_error("Cannot record", "connect a walker before recording"
+                            if self.controller.mode == "idle"
+                            else "a replay cannot be recorded; close it and connect a walker")
+            return None
+        folder = self.recording_panel.folder.text().strip() or default_recordings_folder()
+        path = path or recording_filename(folder, self.recording_panel.subject_id())
+        out = self._guard("Cannot record", self.controller.start_recording, path,
+                          self.recording_panel.subject_id(),
+                          self.recording_panel.notes_text())
+        if out is FAILED:
+            return None
+        if out:
+            self.connection_panel.add_event("recording to %s" % os.path.basename(out))
+            self._update_recording()
+        return out
+
+    def stop_recording(self) -> str | None:
+        path = self.controller.stop_recording()
+        if path:
+            self.recording_panel.set_recording(None)
+            self.recording_panel.set_message("Saving %s…" % os.path.basename(path))
+        return path
+
+    def _browse_folder(self) -> None:
+        folder = QtWidgets.QFileDialog.getExistingDirectory(
+            self, "Folder for recordings", self.recording_panel.folder.text())
+        if folder:
+            self.recording_panel.folder.setText(folder)
+
+    # ---- replay ---------------------------------------------------------------------
+    def open_recording_dialog(self) -> None:
+        folder = self.recording_panel.folder.text()
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Replay a recording", folder if os.path.isdir(folder) else "",
+            "WalkerLab recordings (*.h5 *.hdf5);;All files (*)")
+        if path:
+            self.open_replay(path)
+
+    def open_replay(self, path: str, speed: float | None = None) -> bool:
+        if speed is None:
+            speed = self.replay_panel.speed_value()
+        elif speed > 0:  # 0 (as fast as possible, for tests) has no entry in the list
+            self.replay_panel.speed.blockSignals(True)
+            self.replay_panel.set_speed(speed)
+            self.replay_panel.speed.blockSignals(False)
+        if self._busy(self._guard, "Cannot open recording", self.controller.open_replay,
+                      path, speed) is FAILED:
+            return False
+        self._new_session()
+        self.connection_panel.add_event("replaying %s" % os.path.basename(path))
+        self._update_mode_widgets()
+        return True
+
+    def set_replay_speed(self, speed: float) -> None:
+        self.controller.set_replay_speed(speed)
+
+    def toggle_replay_pause(self) -> None:
+        r = self.controller.replay
+        if r is None:
+            return
+        if r.paused:
+            self.controller.set_replay_paused(False)
+            self.go_live()
+        else:
+            self.controller.set_replay_paused(True)
+            self.pause()
+
+    # ---- view: pause, scroll, window ------------------------------------------------
+    @property
+    def paused(self) -> bool:
+        return not self.plots.live
+
+    def toggle_pause(self) -> None:
+        if self.controller.mode == "replay":
+            self.toggle_replay_pause()
+        elif self.paused:
+            self.go_live()
+        else:
+            self.pause()
+
+    def _user_paused(self) -> None:
+        """The user dragged or zoomed a plot while it followed the data."""
+        if not self.paused:
+            self.toggle_pause()  # a replay pauses too, like scrubbing a video
+
+    def pause(self) -> None:
+        if self.paused:
+            return
+        self.plots.pause(self.state)
+        span = self.plots.history_span()
+        if span is not None:
+            self._update_scrollbar()
+            self.scrollbar.setVisible(True)
+        self._update_view_widgets(self.display_state_name())
+
+    def go_live(self) -> None:
+        if self.controller.replay is not None and self.controller.replay.paused:
+            self.controller.set_replay_paused(False)
+        self.plots.resume()
+        self.scrollbar.setVisible(False)
+        self._update_view_widgets(self.display_state_name())
+
+    def _window_changed(self, i: int) -> None:
+        seconds = float(self.window_combo.itemData(i))
+        self.plots.set_window(seconds)
+
+    def _update_scrollbar(self) -> None:
+        span = self.plots.history_span()
+        if span is None:
+            return
+        x0, x1 = self.plots.x_range()
+        page = max(1, int((x1 - x0) * 1000))
+        lo = int(span[0] * 1000)
+        hi = max(lo, int(span[1] * 1000) - page)
+        sb = self.scrollbar
+        sb.blockSignals(True)
+        sb.setRange(lo, hi)
+        sb.setPageStep(page)
+        sb.setSingleStep(max(1, page // 10))
+        sb.setValue(int(x0 * 1000))
+        sb.blockSignals(False)
+
+    def _scrolled(self, v: int) -> None:
+        if not self.paused:
+            return
+        x0, x1 = self.plots.x_range()
+        start = v / 1000.0
+        self.plots.set_x_range(start, start + (x1 - x0))
+
+    def _x_range_changed(self, *_) -> None:
+        if self.paused and self.scrollbar.isVisible():
+            self._update_scrollbar()
+
+    def _update_view_widgets(self, state: str | None = None) -> None:
+        paused = self.paused
+        self.pause_button.setText("▶ Resume" if paused else "❚❚ Pause")
+        self.live_button.setEnabled(paused)
+        if paused:
+            replay = self.controller.replay
+            if replay is not None:
+                more = ("replay paused" if replay.paused else "the replay goes on")
+            else:
+                more = "data keep arriving and recording continues"
+            self.view_hint.setText("<b>Paused</b> — %s. Drag or scroll to look back; "
+                                   "Space or End to go live." % more)
+        elif state in ("reconnecting", "stalled"):
+            self.view_hint.setText("<span style='color:%s'><b>%s</b></span>" % (
+                self.theme.bad if state == "reconnecting" else self.theme.warn,
+                "Connection to the walker lost — reconnecting automatically…"
+                if state == "reconnecting" else
+                "No data from the walker — waiting for it…"))
+        else:
+            self.view_hint.setText("")
+
+    # ---- help -----------------------------------------------------------------------
+    def show_shortcuts(self) -> None:
+        rows = []
+        for key in ("connect", "record", "pause", "live", "open", "model", "unload",
+                    "window1", "window2", "window3", "window4", "slower", "faster",
+                    "refresh", "help", "quit"):
+            act = self.actions_by_name[key]
+            rows.append("<tr><td><b>%s</b></td><td>&nbsp;&nbsp;%s</td></tr>" % (
+                act.shortcut().toString(QtGui.QKeySequence.SequenceFormat.NativeText),
+                act.text().replace("&", "").rstrip("…")))
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.NoIcon, "Keyboard shortcuts",
+                                    "<table>%s</table>" % "".join(rows),
+                                    QtWidgets.QMessageBox.StandardButton.Close, self)
+        box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    def show_about(self) -> None:
+        from host.recording.writer import walkerlab_version
+
+        QtWidgets.QMessageBox.about(
+            self, "About WalkerLab",
+            "<b>WalkerLab</b> %s<br>Live monitor for instrumented rolling walkers."
+            % walkerlab_version())
+
+    # ---- the timers -----------------------------------------------------------------
+    def tick(self) -> None:
+        """Drain finished chunks into the rings and redraw (the redraw timer)."""
+        self._ticks += 1
+        result = self.controller.poll()
+        for chunk in result.chunks:
+            for ev in chunk.events:
+                if ev.kind not in ("connected", "replay"):  # said already, by us
+                    self.connection_panel.add_event(_event_text(ev), ev.host_time)
+            self.state.append(chunk)
+        for message in result.errors:
+            self.show_error("WalkerLab", message)
+        for message in result.notices:
+            self.statusBar().showMessage(message, 6000)
+            self.connection_panel.add_event(message)
+            if message.startswith("saved recording"):
+                self.recording_panel.set_message("Saved " + os.path.basename(
+                    message.split(" ", 2)[-1]))
+        if self.state.classes != self.plots.ribbon.classes:
+            self.plots.set_classes(self.state.classes)
+            self.legend.set_classes(self.state.classes)
+        drew = self.plots.refresh(self.state, self._placeholder())
+        if drew and self.plots.live and result.chunks and self.state.newest_arrival:
+            self._latencies.append(time.time() - self.state.newest_arrival)
+            del self._latencies[:-200]
+        if drew:
+            self.ticks_drawn += 1
+        if self._ticks % 2 == 0:  # the footprint at half the redraw rate is plenty
+            self.footprint.refresh(self.state)
+        if self._ticks % 3 == 0 or result.chunks and not self.state.samples_seen:
+            self._update_activity()
+
+    def _placeholder(self) -> str:
+        c = self.controller
+        if c.mode == "idle" and not len(self.state.samples):
+            return "Not connected. Choose a walker and press Connect (Ctrl+K)."
+        if not self.state.classes:
+            if c.recognizer is not None:
+                return "Waiting for data…"
+            return "No model loaded: File ▸ Load model… (Ctrl+M) to see activity " \
+                   "probabilities here."
+        return ""
+
+    def _update_activity(self) -> None:
+        current = self.state.current()
+        if current is None:
+            if self.controller.recognizer is None:
+                self.banner.set_current(None, 0.0, None, "No model loaded",
+                                        "Load a model (Ctrl+M) to recognise activities "
+                                        "live.")
+            else:
+                self.banner.set_current(None, 0.0, None, "Waiting for data…",
+                                        "Model: %s" % os.path.basename(
+                                            self.controller.model_path or ""))
+        else:
+            code, p = current
+            t_now = self.state.latest_time()
+            since = None
+            if self.state.current_since is not None and t_now is not None:
+                since = max(0.0, t_now - self.state.current_since)
+            self.banner.set_current(code, p, since)
+        self.banner.set_device(self.state.device.latest())
+        self.banner.set_truth(self.state.truth.latest())
+        self.legend.set_probabilities(self.state.latest_posterior())
+
+    def latency_ms(self) -> float | None:
+        if not self._latencies:
+            return None
+        return 1000 * statistics.median(self._latencies[-60:])
+
+    def display_state_name(self) -> str:
+        c = self.controller
+        if c.mode == "replay":
+            r = c.replay
+            if c.replay_finished:
+                return "replay_finished"
+            return "replay_paused" if r is not None and r.paused else "replay"
+        if c.mode == "idle":
+            return "disconnected"
+        return c.link_state
+
+    def slow_tick(self) -> None:
+        """Status bar, panels and replay progress (4 Hz)."""
+        c = self.controller
+        state = self.display_state_name()
+        self.health_bar.update_health(c.health(), state, self.latency_ms())
+        detail = ""
+        if state == "reconnecting" and c.link is not None:
+            age = c.link.health()["last_frame_age_s"]
+            detail = "no data for %.0f s" % age if age is not None else ""
+        self.connection_panel.set_state(state, detail)
+        if state != self._hint_state:
+            self._hint_state = state
+            self._update_view_widgets(state)
+        source = ""
+        if c.mode == "live":
+            source = "virtual walker (simulated)" if c.port == VIRTUAL else c.port
+        elif c.mode == "replay":
+            source = "recording"
+        self.connection_panel.set_info(c.info, source)
+        self._update_recording()
+        if c.mode == "replay" and c.replay is not None:
+            r = c.replay
+            self.replay_panel.set_progress(r.progress, r.position - r.first_host_time,
+                                           r.duration_s, r.paused, c.replay_finished)
+        if (c.mode, c.recording is not None) != self._mode_shown:
+            self._update_mode_widgets()
+
+    def _update_recording(self) -> None:
+        status = self.controller.recording_status()
+        if status is not None or self.recording_panel.recording:
+            self.recording_panel.set_recording(status, self.theme.bad)
+
+    def _update_mode_widgets(self) -> None:
+        c = self.controller
+        self._mode_shown = (c.mode, c.recording is not None)
+        self.connection_panel.set_connected(c.mode != "idle", replay=c.mode == "replay")
+        self.recording_panel.set_available(
+            c.mode == "live", "Connect a walker to record" if c.mode == "idle"
+            else "Replays cannot be recorded")
+        self.replay_panel.set_active(c.port if c.mode == "replay" else None,
+                                     c.replay.duration_s if c.replay is not None else 0.0)
+        self.actions_by_name["record"].setEnabled(c.mode == "live")
+        title = "WalkerLab — live monitor"
+        if c.mode == "replay":
+            title += " — replay of %s" % os.path.basename(c.port)
+        elif c.mode == "live":
+            title += " — %s" % ("virtual walker" if c.port == VIRTUAL else c.port)
+        self.setWindowTitle(title)
+        self._update_view_widgets(self.display_state_name())
+
+    # ---- closing --------------------------------------------------------------------
+    def closeEvent(self, event: QtGui.QCloseEvent) -> None:
+        self.timer.stop()
+        self.slow_timer.stop()
+        self.save_settings()
+        self.controller.shutdown()
+        super().closeEvent(event)
+
+
+# ---- the entry point --------------------------------------------------------------------
+def _excepthook(window_ref):
+    def hook(kind, exc, tb):
+        traceback.print_exception(kind, exc, tb, file=sys.stderr)
+        window = window_ref()
+        if window is not None and not issubclass(kind, KeyboardInterrupt):
+            try:
+                window.show_error("Unexpected error", "%s: %s" % (kind.__name__,
+                                                                  one_line(exc)))
+            except Exception:
+                pass
+    return hook
+
+
+_QUIET_QT_MESSAGES = ("This plugin does not support propagateSizeHints()",)
+
+
+def _qt_message(mode, context, message) -> None:
+    """Qt's own warnings to stderr, minus the offscreen platform's harmless noise."""
+    if message in _QUIET_QT_MESSAGES:
+        return
+    print("qt: %s" % message, file=sys.stderr)
+
+
+def run_monitor(port: str | None = None, model_path: str | None = None,
+                screenshot: str | None = None, after_s: float | None = None,
+                course: str = "free", seed: int = 0, duration_s: float | None = None,
+                theme: str | None = None, replay: str | None = None,
+                speed: float = 1.0) -> int:
+    """Open the monitor window; returns the exit status.
+
+    port: connect to it at once (default: the virtual walker if no USB serial device is
+    plugged in). model_path: run this recognizer (default: the last one used).
+    screenshot/after_s: save a PNG of the window after that many seconds and quit
+    (uses the default layout and does not touch saved settings). duration_s: quit after.
+    theme: 'dark' or 'light' instead of the system's. replay: open this recording and
+    replay it at `speed` (1-20) instead of connecting.
+    """
+    import weakref
+
+    from host.gui.ports import default_choice, list_port_choices
+    from host.gui.theme import THEME_ENV
+    from host.link import check_port
+
+    if port and replay:
+        raise UserError("give a port or a recording to replay, not both")
+    if replay and not os.path.exists(replay):
+        raise UserError("recording %s does not exist" % replay)
+    if not 0 < speed <= 100:
+        raise UserError("replay speed must be between 0 and 100 times real time")
+    if port:
+        check_port(port)  # a clear one-line error before any window opens
+    if model_path and not os.path.exists(model_path):
+        raise UserError("model file %s does not exist" % model_path)
+    if screenshot:
+        folder = os.path.dirname(os.path.abspath(screenshot))
+        if not os.path.isdir(folder):
+            raise UserError("cannot save the screenshot: folder %s does not exist" % folder)
+    if theme:
+        os.environ[THEME_ENV] = theme
+    QtCore.qInstallMessageHandler(_qt_message)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
+    app.setApplicationName("WalkerLab")
+    app.setOrganizationName("WalkerLab")
+    app.setApplicationDisplayName("WalkerLab")
+    controller = MonitorController(virtual_course=course, virtual_seed=seed)
+    if model_path:
+        controller.load_model(model_path)  # a bad model: one line from the CLI, no window
+    if port:
+        controller.connect(port)  # likewise for a port that cannot be opened
+    elif replay:
+        controller.open_replay(replay, speed)  # and for a file that is not a recording
+    try:
+        window = MainWindow(controller, restore_layout=not screenshot,
+                            persist=not screenshot)
+    except BaseException:
+        controller.shutdown()
+        raise
+    old_hook = sys.excepthook
+    old_sigint = signal.getsignal(signal.SIGINT)
+    sys.excepthook = _excepthook(weakref.ref(window))
+    status = {"code": 0}
+    try:
+        if not model_path and not screenshot:
+            last = value(window.settings, "model/path", "", str)
+            if last and os.path.exists(last):
+                window.load_model(last)
+        window.show()
+        if replay:
+            window.replay_panel.speed.blockSignals(True)
+            window.replay_panel.set_speed(speed)
+            window.replay_panel.speed.blockSignals(False)
+        elif not port:
+            choice = default_choice(list_port_choices())
+            if choice.is_virtual:
+                window.connect_to(VIRTUAL)
+        if screenshot:
+            def shoot():
+                window.tick()
+                window.repaint()
+                if not window.grab().save(screenshot):
+                    print("walkerlab monitor: error: cannot write %s" % screenshot,
+                          file=sys.stderr)
+                    status["code"] = 2
+                window.close()
+            QtCore.QTimer.singleShot(int(1000 * (after_s if after_s is not None else 5.0)),
+                                     shoot)
+        if duration_s is not None:
+            QtCore.QTimer.singleShot(int(1000 * duration_s), window.close)
+        # Let Ctrl-C in the terminal close the window cleanly.
+        signal.signal(signal.SIGINT, lambda *_: window.close())
+        wake = QtCore.QTimer()
+        wake.start(200)
+        wake.timeout.connect(lambda: None)
+        app.exec()
+        wake.stop()
+    finally:
+        sys.excepthook = old_hook
+        signal.signal(signal.SIGINT, old_sigint)
+        controller.shutdown()
+        window.deleteLater()
+        QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+    return status["code"]

@@ -1,0 +1,66 @@
+"""`walkerlab record`: a session from a walker's serial port into a recording file."""
+from __future__ import annotations
+
+import os
+import time
+
+from tqdm import tqdm
+
+from calibration import calibration_for
+from host.errors import UserError
+from host.link import SerialLink, check_port
+from host.recording import RecorderThread
+
+INFO_TIMEOUT_S = 3.0
+
+
+def record_session(port: str, out_path, duration_s: float, *, subject_id: str = "",
+                   notes: str = "", rate_hz: int | None = None, overwrite: bool = False,
+                   progress: bool = True, extra_sinks=()) -> dict:
+    """Record `duration_s` seconds from `port` into `out_path`; return the link health.
+
+    The file is created before the port is opened (so a name clash fails first) and
+    is closed cleanly on Ctrl-C: what was recorded until then is kept.
+    """
+    if duration_s <= 0:
+        raise UserError("--duration must be positive")
+    check_port(port)
+    if os.path.exists(out_path) and not overwrite:
+        raise UserError("%s already exists (use --overwrite to replace it)" % out_path)
+    recorder = RecorderThread(out_path, overwrite=overwrite, subject_id=subject_id,
+                              notes=notes).start()
+    link = SerialLink(port, rate_hz=rate_hz)
+    link.add_sink(recorder)
+    for sink in extra_sinks:
+        link.add_sink(sink)
+    try:
+        link.open()
+    except BaseException:
+        recorder.close()
+        raise
+    session_set = False
+    t0 = time.monotonic()
+    bar = tqdm(total=round(duration_s), unit="s", desc="recording", disable=not progress)
+    try:
+        while (elapsed := time.monotonic() - t0) < duration_s:
+            time.sleep(min(0.1, duration_s - elapsed))
+            bar.n = min(round(elapsed), bar.total)
+            bar.set_postfix(frames=link.frames, gaps=link.decoder.frames.seq_gaps,
+                            crc=link.decoder.frames.crc_errors, refresh=False)
+            bar.refresh()
+            if not session_set and link.info is not None:
+                walker_id = link.info["walker_id"]
+                recorder.put_session(walker_id=walker_id,
+                                     firmware_version=link.info["firmware_version"],
+                                     calibration=calibration_for(walker_id).to_json())
+                session_set = True
+            if not session_set and time.monotonic() - t0 > INFO_TIMEOUT_S and link.frames == 0:
+                raise UserError("no frames from %s within %.0f s: is it a WalkerLab walker?"
+                                % (port, INFO_TIMEOUT_S))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        bar.close()
+        link.close()
+        recorder.close()
+    return link.health()

@@ -1,0 +1,389 @@
+"""Read WalkerLab recordings: open_recording(path) -> Recording.
+
+Everything but the raw byte log is loaded into memory at open (a one-hour 100 Hz
+session is about 20 MB); the raw log is read on demand with Recording.raw_bytes().
+Files that are not ours, not whole, or of another major format version raise
+RecordingFormatError with a one-line message.
+"""
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+
+import h5py
+import numpy as np
+
+from host.recording import layout as L
+from host.samples import SampleBlock
+
+
+class RecordingFormatError(ValueError):
+    """A file that cannot be read as a WalkerLab recording (the message is one line)."""
+
+
+class RecordingWarning(UserWarning):
+    """A readable recording with something the user should know (crash, newer minor)."""
+
+
+class LabelTrackExistsError(FileExistsError):
+    """write_labels(mode='new') on a track that already exists."""
+
+
+# ---- small helpers ----------------------------------------------------------------
+def text(value) -> str:
+    """An attribute or table string as str, whether HDF5 gave bytes or str."""
+    if isinstance(value, (bytes, np.bytes_)):
+        return bytes(value).decode("utf-8", "replace")
+    if isinstance(value, np.ndarray) and value.shape == ():
+        return text(value[()])
+    return str(value)
+
+
+def _plain(value):
+    """Attribute value -> plain Python (str, int, float, bool, list)."""
+    if isinstance(value, (bytes, np.bytes_, str)):
+        return text(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "OSU":
+            return [_plain(v) for v in value.tolist()]
+        return value.tolist()
+    return value
+
+
+def _decode_strings(arr: np.ndarray) -> np.ndarray:
+    """Table read by h5py (vlen strings as bytes) -> same table with str objects."""
+    str_fields = [n for n in arr.dtype.names or () if arr.dtype[n].kind == "O"]
+    if not str_fields:
+        return arr
+    out = arr.copy()
+    for name in str_fields:
+        out[name] = [text(v) for v in arr[name]]
+    return out
+
+
+def _one_line(exc: BaseException) -> str:
+    msg = " ".join(str(exc).split())
+    # h5py: "Unable to synchronously open file (file signature not found)"
+    if "(" in msg and msg.endswith(")"):
+        msg = msg[msg.index("(") + 1:-1]
+    return msg
+
+
+def parse_version(version: str) -> tuple[int, int, int]:
+    parts = version.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(version)
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+def open_h5(path, mode: str = "r") -> h5py.File:
+    """h5py.File(path, mode), with the errors a user can meet turned into one line."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError("%s: is a directory, not a recording" % path)
+    if not os.path.exists(path):
+        raise FileNotFoundError("%s: no such file" % path)
+    try:
+        return h5py.File(path, mode)
+    except OSError as exc:
+        msg = _one_line(exc)
+        if "lock" in msg:
+            raise RecordingFormatError(
+                "%s: the file is open for writing by another process (%s)"
+                % (path, msg)) from None
+        if isinstance(exc, PermissionError):
+            raise
+        raise RecordingFormatError("%s: not a readable HDF5 file, or truncated (%s)"
+                                   % (path, msg)) from None
+
+
+def check_format(f: h5py.File, path) -> str:
+    """The file's format_version; RecordingFormatError if this code cannot read it."""
+    if text(f.attrs.get("format", "")) != L.FORMAT_NAME:
+        raise RecordingFormatError("%s: not a WalkerLab recording (an HDF5 file without "
+                                   "the attribute format='%s')" % (path, L.FORMAT_NAME))
+    version = text(f.attrs.get("format_version", ""))
+    try:
+        major = parse_version(version)[0]
+    except ValueError:
+        raise RecordingFormatError("%s: unreadable format_version %r" % (path, version)) \
+            from None
+    if major != L.FORMAT_MAJOR:
+        raise RecordingFormatError(
+            "%s: recording format %s is not supported (this WalkerLab reads %d.x; %s)"
+            % (path, version, L.FORMAT_MAJOR,
+               "upgrade WalkerLab" if major > L.FORMAT_MAJOR else "migrate the file"))
+    return version
+
+
+def can_read(path) -> bool:
+    """True if open_recording(path) would accept the file (cheap: attributes only)."""
+    try:
+        with open_h5(path) as f:
+            check_format(f, path)
+        return True
+    except (OSError, RecordingFormatError):
+        return False
+
+
+# ---- labels -------------------------------------------------------------------------
+@dataclass
+class LabelTrack:
+    """Segments [start_s, stop_s) of one annotation track, in the timestamps time base.
+
+    Where segments overlap, the later one in the table wins.
+    """
+
+    name: str
+    start_s: np.ndarray  # float64
+    stop_s: np.ndarray  # float64
+    activity: np.ndarray  # object array of str
+    annotator: str = ""
+    source: str = "human"
+    model: str = ""
+    created: str = ""
+    modified: str = ""
+
+    def __len__(self) -> int:
+        return len(self.start_s)
+
+    @classmethod
+    def from_segments(cls, name: str, segments, **attrs) -> "LabelTrack":
+        """segments: (start_s, stop_s, activity) tuples, a LABEL_DTYPE-like array or a
+        LabelTrack; checked (finite, start < stop, activity non-empty)."""
+        if isinstance(segments, LabelTrack):
+            start, stop, act = segments.start_s, segments.stop_s, segments.activity
+        elif isinstance(segments, np.ndarray) and segments.dtype.names:
+            start, stop, act = segments["start_s"], segments["stop_s"], segments["activity"]
+        else:
+            rows = list(segments)
+            if any(len(r) != 3 for r in rows):
+                raise ValueError("label segments must be (start_s, stop_s, activity)")
+            start = [r[0] for r in rows]
+            stop = [r[1] for r in rows]
+            act = [r[2] for r in rows]
+        start = np.asarray(start, dtype=np.float64).reshape(-1)
+        stop = np.asarray(stop, dtype=np.float64).reshape(-1)
+        act = np.array([text(a) for a in act], dtype=object).reshape(-1)
+        if not np.all(np.isfinite(start)) or not np.all(np.isfinite(stop)):
+            raise ValueError("label track %r: segment times must be finite" % name)
+        bad = np.flatnonzero(stop <= start)
+        if bad.size:
+            raise ValueError("label track %r: segment %d has stop_s <= start_s (%g, %g)"
+                             % (name, bad[0], start[bad[0]], stop[bad[0]]))
+        if any(a == "" for a in act):
+            raise ValueError("label track %r: empty activity name" % name)
+        return cls(name, start, stop, act, **attrs)
+
+    def segments(self) -> list[tuple[float, float, str]]:
+        return [(float(a), float(b), str(c))
+                for a, b, c in zip(self.start_s, self.stop_s, self.activity)]
+
+    def to_array(self) -> np.ndarray:
+        out = np.empty(len(self), dtype=L.LABEL_DTYPE)
+        out["start_s"] = self.start_s
+        out["stop_s"] = self.stop_s
+        out["activity"] = self.activity
+        return out
+
+    def labels_at(self, time_s) -> np.ndarray:
+        """Activity at each time ('' where no segment covers it), as a str array."""
+        t = np.asarray(time_s, dtype=np.float64)
+        width = max([len(a) for a in self.activity] + [1])
+        out = np.zeros(t.shape, dtype="<U%d" % width)
+        if not len(self) or not t.size:
+            return out
+        order = np.argsort(t, kind="stable")
+        ts = t[order]
+        lo = np.searchsorted(ts, self.start_s, side="left")
+        hi = np.searchsorted(ts, self.stop_s, side="left")
+        for a, b, act in zip(lo, hi, self.activity):
+            out[order[a:b]] = act
+        return out
+
+
+def _read_track(ds: h5py.Dataset) -> LabelTrack:
+    rows = _decode_strings(ds[()])
+    return LabelTrack(ds.name.rsplit("/", 1)[-1], rows["start_s"].astype(np.float64),
+                      rows["stop_s"].astype(np.float64), rows["activity"].astype(object),
+                      **{k: text(ds.attrs.get(k, "")) for k in L.LABEL_ATTRS})
+
+
+# ---- the recording -------------------------------------------------------------------
+@dataclass
+class Recording:
+    """A WalkerLab recording in memory (all but the raw bytes); see recordings/README.md."""
+
+    path: str
+    attrs: dict
+    samples: SampleBlock
+    time_s: np.ndarray  # float64 seconds of each sample (device clock, session reference)
+    raw_chunks: np.ndarray  # CHUNK_DTYPE: host_time, offset, length per serial read
+    raw_size: int
+    info: dict | None  # the latest INFO frame, unpacked (None if none arrived)
+    info_table: np.ndarray  # every INFO frame (INFO_DTYPE, strings as str)
+    log: np.ndarray  # LOG_DTYPE
+    device_activity: np.ndarray  # ACTIVITY_DTYPE
+    truth: np.ndarray  # TRUTH_DTYPE
+    link_events: np.ndarray  # EVENT_DTYPE
+    decoder_events: np.ndarray  # EVENT_DTYPE
+    labels: dict[str, LabelTrack]
+    counters: dict  # decoder counters (wire.FrameDecoder.counters())
+    queue_drops: int
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def format_version(self) -> str:
+        return self.attrs["format_version"]
+
+    @property
+    def closed_cleanly(self) -> bool:
+        return bool(self.attrs.get("closed_cleanly", 0))
+
+    @property
+    def calibration(self) -> dict | None:
+        raw = self.attrs.get("calibration", "")
+        return json.loads(raw) if raw else None
+
+    @property
+    def events(self) -> np.ndarray:
+        """Link and decoder events merged in host-time order, with a 'source' field."""
+        dt = np.dtype([(n, L.EVENT_DTYPE[n]) for n in L.EVENT_DTYPE.names]
+                      + [("source", object)])
+        parts = []
+        for source, table in (("link", self.link_events), ("decoder", self.decoder_events)):
+            part = np.empty(len(table), dtype=dt)
+            for name in L.EVENT_DTYPE.names:
+                part[name] = table[name]
+            part["source"] = source
+            parts.append(part)
+        merged = np.concatenate(parts)
+        return merged[np.argsort(merged["host_time"], kind="stable")]
+
+    def raw_bytes(self, start: int = 0, stop: int | None = None) -> bytes:
+        """The serial byte log (or a slice of it), read from the file now."""
+        with open_h5(self.path) as f:
+            return f[L.SERIAL_BYTES][start:stop].tobytes()
+
+    # ---- labels -------------------------------------------------------------------
+    def _track(self, track: str) -> LabelTrack:
+        try:
+            return self.labels[track]
+        except KeyError:
+            raise KeyError("no label track %r in %s (tracks: %s)"
+                           % (track, self.path, ", ".join(sorted(self.labels)) or "none")) \
+                from None
+
+    def labels_per_sample(self, track: str) -> np.ndarray:
+        """The track's activity at every sample ('' where unlabelled), str array (n,)."""
+        return self._track(track).labels_at(self.time_s)
+
+    def label_sample_counts(self, track: str) -> dict[str, int]:
+        """{activity: number of samples}; unlabelled samples are not counted."""
+        counts = Counter(self.labels_per_sample(track).tolist())
+        counts.pop("", None)
+        return dict(sorted(counts.items()))
+
+    # ---- summary ------------------------------------------------------------------
+    def summary(self) -> dict:
+        """The figures `walkerlab info` prints."""
+        t = self.samples.t_us
+        dt = np.diff(t)
+        dt = dt[dt > 0]
+        kinds = Counter(self.link_events["kind"].tolist())
+        return {
+            "path": self.path,
+            "format_version": self.format_version,
+            "session_start_time": self.attrs.get("session_start_time", ""),
+            "subject_id": self.attrs.get("subject_id", ""),
+            "walker_id": self.attrs.get("walker_id", ""),
+            "firmware_version": self.attrs.get("firmware_version", ""),
+            "frames": int(self.counters.get("frames_ok", 0)),
+            "samples": len(self.samples),
+            "duration_s": float((t.max() - t.min()) / 1e6) if len(t) else 0.0,
+            "rate_hz": float(1e6 / np.median(dt)) if len(dt) else 0.0,
+            "seq_gaps": int(self.counters.get("seq_gaps", 0)),
+            "frames_lost": int(self.counters.get("frames_lost", 0)),
+            "crc_errors": int(self.counters.get("crc_errors", 0)),
+            "resyncs": int(self.counters.get("resyncs", 0)),
+            "dropped": int(self.queue_drops),
+            "reconnects": kinds["reconnected"] + kinds["reconnect"],
+            "stalls": kinds["stalled"] + kinds["stall"],
+            "raw_bytes": int(self.raw_size),
+            "label_tracks": sorted(self.labels),
+            "closed_cleanly": self.closed_cleanly,
+        }
+
+
+def _table(f: h5py.File, path: str, dtype: np.dtype) -> np.ndarray:
+    if path not in f:
+        return np.zeros(0, dtype=_decode_strings(np.zeros(0, dtype)).dtype)
+    return _decode_strings(f[path][()])
+
+
+def _read_samples(f: h5py.File) -> tuple[SampleBlock, np.ndarray]:
+    if L.SAMPLES not in f:
+        return SampleBlock.empty(), np.zeros(0)
+    g = f[L.SAMPLES]
+    names = [n for n in L.SAMPLE_COLUMNS if n in g]
+    # After a crash the columns may differ in length by one write: keep whole rows.
+    n = min(g[name].shape[0] for name in names) if names else 0
+    cols = {name: g[name][:n] for name in names}
+    block = SampleBlock(**{name: cols[name] for name in SampleBlock.__dataclass_fields__})
+    return block, cols["timestamps"].astype(np.float64)
+
+
+def open_recording(path) -> Recording:
+    """Read a recording; RecordingFormatError (one line) if it is not one we can read."""
+    path = os.fspath(path)
+    with open_h5(path) as f:
+        version = check_format(f, path)
+        notes = []
+        if parse_version(version)[:2] > parse_version(L.FORMAT_VERSION)[:2]:
+            notes.append("written by a newer format (%s); parts this WalkerLab does not "
+                         "know are ignored" % version)
+        attrs = {k: _plain(v) for k, v in f.attrs.items()}
+        if not attrs.get("closed_cleanly", 0) and not attrs.get("recovered_at"):
+            notes.append("the recording was not closed cleanly (crash or still being "
+                         "written); `walkerlab recover` rebuilds it from the raw log")
+        try:
+            samples, time_s = _read_samples(f)
+            info_table = _table(f, L.INFO, L.INFO_DTYPE)
+            info = None
+            if len(info_table):
+                info = {k: _plain(v) for k, v in f[L.INFO].attrs.items()}
+            counters = {}
+            if L.DECODER_EVENTS in f:
+                counters = {k: int(f[L.DECODER_EVENTS].attrs.get(k, 0))
+                            for k in L.DECODER_COUNTERS}
+            queue_drops = 0
+            if L.LINK_EVENTS in f:
+                queue_drops = int(f[L.LINK_EVENTS].attrs.get(L.QUEUE_DROPS_ATTR, 0))
+            labels = {}
+            if L.ANNOTATIONS in f:
+                for name, ds in f[L.ANNOTATIONS].items():
+                    if isinstance(ds, h5py.Dataset):
+                        labels[name] = _read_track(ds)
+            rec = Recording(
+                path=path, attrs=attrs, samples=samples, time_s=time_s,
+                raw_chunks=f[L.SERIAL_CHUNKS][()] if L.SERIAL_CHUNKS in f
+                else np.zeros(0, L.CHUNK_DTYPE),
+                raw_size=f[L.SERIAL_BYTES].shape[0] if L.SERIAL_BYTES in f else 0,
+                info=info, info_table=info_table,
+                log=_table(f, L.LOG, L.LOG_DTYPE),
+                device_activity=_table(f, L.ACTIVITY, L.ACTIVITY_DTYPE),
+                truth=_table(f, L.TRUTH, L.TRUTH_DTYPE),
+                link_events=_table(f, L.LINK_EVENTS, L.EVENT_DTYPE),
+                decoder_events=_table(f, L.DECODER_EVENTS, L.EVENT_DTYPE),
+                labels=labels, counters=counters, queue_drops=queue_drops, warnings=notes)
+        except (OSError, KeyError, ValueError, TypeError) as exc:
+            raise RecordingFormatError("%s: damaged recording (%s)" % (path, _one_line(exc))) \
+                from None
+    for note in notes:
+        warnings.warn("%s: %s" % (path, note), RecordingWarning, stacklevel=2)
+    return rec

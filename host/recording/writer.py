@@ -1,0 +1,697 @@
+"""Write WalkerLab recordings: RecordingWriter (one thread) and RecorderThread.
+
+The writer logs every serial read to the raw byte log and decodes it with its own
+StreamDecoder into the derived datasets, so the file always holds exactly what
+recover() would rebuild from its raw log. Data is buffered in memory and written and
+flushed at least every FLUSH_INTERVAL_S: a plain (non-SWMR) HDF5 file whose datasets
+were all created up front survives a kill -9 with at most that much data missing
+(measured in tests/recording/test_recording_crash.py).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import queue
+import socket
+import threading
+import time
+
+import h5py
+import numpy as np
+
+from device.protocol import wire
+from host.recording import layout as L
+from host.recording.reader import (
+    LabelTrack, LabelTrackExistsError, _read_track, check_format, open_h5, text,
+)
+from host.samples import SampleBlock, StreamDecoder, split_frames
+
+TRUTH_HOLD_S = 1.5  # TRUTH is re-sent every second: a label older than this has lapsed
+DEFAULT_QUEUE_SIZE = 4096  # RecorderThread items (one per serial read: about 80 s)
+
+
+def iso_time(t: float | None = None) -> str:
+    """Unix time -> ISO 8601 with the local time zone's offset."""
+    t = time.time() if t is None else t
+    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).astimezone().isoformat(
+        timespec="microseconds")
+
+
+def walkerlab_version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("walkerlab")
+    except Exception:  # not installed (running from a source tree)
+        return "0+unknown"
+
+
+def _calibration_json(calibration) -> str:
+    if calibration is None:
+        return ""
+    if hasattr(calibration, "to_json"):
+        return calibration.to_json()
+    if isinstance(calibration, str):
+        json.loads(calibration)  # must be JSON
+        return calibration
+    return json.dumps(calibration)
+
+
+def sample_conversions(calibration_json: str, info: dict | None) -> dict[str, dict]:
+    """NWB unit/conversion/resolution of accel, loads and encoder.
+
+    Sources in order: the calibration (mean of per-channel values; exact per-channel
+    values stay in the root attribute 'calibration'), the INFO frame, nominal values.
+    """
+    from calibration.walker_calibration import (
+        GRAVITY, NOMINAL_ACCEL_COUNTS_PER_G, NOMINAL_ENCODER_TICKS_PER_REV,
+        NOMINAL_LOAD_GAIN_COUNTS_PER_N, NOMINAL_WHEEL_DIAMETER_M,
+    )
+
+    cal = json.loads(calibration_json) if calibration_json else {}
+    info = info or {}
+
+    def pick(key, info_key, nominal):
+        if key in cal:
+            value = cal[key]
+            return float(np.mean(value)) if isinstance(value, list) else float(value), \
+                "calibration"
+        if info_key and info.get(info_key):
+            return float(info[info_key]), "INFO"
+        return float(nominal), "nominal"
+
+    cpg, accel_src = pick("accel_counts_per_g", "accel_counts_per_g",
+                          NOMINAL_ACCEL_COUNTS_PER_G)
+    gain, load_src = pick("load_gains_counts_per_n", None, NOMINAL_LOAD_GAIN_COUNTS_PER_N)
+    tpr, tick_src = pick("encoder_ticks_per_rev", "encoder_ticks_per_rev",
+                         NOMINAL_ENCODER_TICKS_PER_REV)
+    wheel, wheel_src = pick("wheel_diameter_m", None, NOMINAL_WHEEL_DIAMETER_M)
+    out = {}
+    for name, unit, conv, src in (
+            ("accel", "m/s^2", GRAVITY / cpg, accel_src),
+            ("loads", "N", 1.0 / gain, load_src),
+            ("encoder", "m", math.pi * wheel / tpr, "%s, wheel %s" % (tick_src, wheel_src))):
+        out[name] = {"unit": unit, "conversion": np.float32(conv),
+                     "resolution": np.float32(conv), "conversion_source": src}
+    return out
+
+
+class _Appender:
+    """Rows buffered in memory, appended to a resizable dataset by commit()."""
+
+    def __init__(self, ds: h5py.Dataset) -> None:
+        self.ds = ds
+        self.pending: list[np.ndarray] = []
+        self.rows = ds.shape[0]  # committed + pending
+
+    def add(self, rows: np.ndarray) -> None:
+        if len(rows):
+            self.pending.append(rows)
+            self.rows += len(rows)
+
+    def commit(self) -> None:
+        if not self.pending:
+            return
+        data = self.pending[0] if len(self.pending) == 1 else np.concatenate(self.pending)
+        self.pending = []
+        n = self.ds.shape[0]
+        self.ds.resize(n + len(data), axis=0)
+        self.ds[n:] = data
+
+
+def _rows(dtype: np.dtype, rows: list[tuple]) -> np.ndarray:
+    return np.array(rows, dtype=dtype)
+
+
+class _Deriver:
+    """Raw serial reads -> every derived dataset. Shared by the writer and recover()."""
+
+    def __init__(self, f: h5py.File) -> None:
+        self.f = f
+        self.decoder = StreamDecoder()
+        g = f[L.SAMPLES]
+        self.columns = {name: _Appender(g[name]) for name in L.SAMPLE_COLUMNS}
+        self.info = _Appender(f[L.INFO])
+        self.log = _Appender(f[L.LOG])
+        self.activity = _Appender(f[L.ACTIVITY])
+        self.truth = _Appender(f[L.TRUTH])
+        self.events = _Appender(f[L.DECODER_EVENTS])
+        t0 = int(f.attrs.get("timestamps_reference_device_us", -1))
+        self.t0: int | None = None if t0 < 0 else t0
+        self._counted = dict.fromkeys(L.DECODER_COUNTERS, 0)
+        self._skipped = 0  # bytes skipped since the last resync event
+        self._counters_written: dict | None = None
+        self._latest_info: tuple | None = None  # (t_us, timestamps, host_time, dict)
+        self.last_host_time: float | None = None
+
+    # ---- input ------------------------------------------------------------------
+    def feed(self, data: bytes, host_time: float) -> None:
+        self.last_host_time = host_time
+        block, others = self.decoder.feed(data, host_time)
+        self._take(block, others, host_time)
+
+    def finish(self) -> None:
+        """End of the byte stream: frames the decoder still held back."""
+        host_time = self.last_host_time if self.last_host_time is not None else time.time()
+        block, others = split_frames(self.decoder.frames.finish(), self.decoder.clock,
+                                     host_time)
+        self._take(block, others, host_time)
+
+    # ---- decoding ---------------------------------------------------------------
+    def _take(self, block: SampleBlock, others: list, host_time: float) -> None:
+        if self.t0 is None and (len(block) or others):
+            firsts = ([int(block.t_us[0])] if len(block) else []) + \
+                     ([others[0][0]] if others else [])
+            self.t0 = min(firsts)
+            self.f.attrs["timestamps_reference_device_us"] = np.int64(self.t0)
+            self.f.attrs["timestamps_reference_time"] = iso_time(host_time)
+        if len(block):
+            ts = (block.t_us - self.t0) / 1e6
+            for name, app in self.columns.items():
+                app.add(ts if name == "timestamps" else getattr(block, name))
+        events = []
+        for t_us, frame in others:
+            self._frame(t_us, frame, host_time, events)
+        counters = self.decoder.counters()
+        delta = {k: counters[k] - self._counted[k] for k in L.DECODER_COUNTERS}
+        self._counted = counters
+        if delta["crc_errors"]:
+            events.append((host_time, "crc_error", "", delta["crc_errors"]))
+        if delta["bad_headers"]:
+            events.append((host_time, "bad_header", "", delta["bad_headers"]))
+        if delta["version_errors"]:
+            events.append((host_time, "version_error",
+                           "protocol version %d" % self.decoder.frames.last_foreign_version,
+                           delta["version_errors"]))
+        self._skipped += delta["bytes_skipped"]
+        if delta["resyncs"]:
+            events.append((host_time, "resync", "%d bytes skipped" % self._skipped,
+                           delta["resyncs"]))
+            self._skipped = 0
+        if delta["seq_gaps"]:
+            events.append((host_time, "seq_gap", "%d gap(s)" % delta["seq_gaps"],
+                           delta["frames_lost"]))
+        if events:
+            self.events.add(_rows(L.EVENT_DTYPE, events))
+
+    def _frame(self, t_us: int, frame: wire.Frame, host_time: float, events: list) -> None:
+        head = (frame.seq, t_us, (t_us - self.t0) / 1e6, host_time)
+        kind = frame.frame_type
+        name = wire.FRAME_TYPE_NAMES.get(kind, "0x%02x" % kind)
+        try:
+            if kind == wire.INFO:
+                d = wire.unpack_info(frame.payload)
+                self.info.add(_rows(L.INFO_DTYPE, [head + (
+                    d["protocol_version"], d["firmware_version"], d["rate_hz"],
+                    d["walker_id"], d["n_load_cells"], d["hx711_rate_hz"],
+                    d["accel_range_g"], d["accel_counts_per_g"],
+                    d["encoder_ticks_per_rev"], d["simulated"], d["streaming"])]))
+                self._latest_info = head[1:] + (d,)
+            elif kind == wire.LOG:
+                self.log.add(_rows(L.LOG_DTYPE, [head + wire.unpack_log(frame.payload)]))
+            elif kind == wire.ACTIVITY:
+                self.activity.add(_rows(L.ACTIVITY_DTYPE,
+                                        [head + wire.unpack_activity(frame.payload)]))
+            elif kind == wire.TRUTH:
+                self.truth.add(_rows(L.TRUTH_DTYPE,
+                                     [head + (wire.unpack_truth(frame.payload),)]))
+            elif kind in (wire.ACK, wire.NAK):
+                cmd, cmd_seq, code = wire.unpack_ack(frame.payload)
+                events.append((host_time, "ack" if kind == wire.ACK else "nak",
+                               "%s seq %d" % (wire.FRAME_TYPE_NAMES.get(cmd, hex(cmd)),
+                                              cmd_seq), code))
+            elif kind == wire.SAMPLE:  # split_frames() keeps only well-formed ones
+                raise ValueError("SAMPLE payload must be %d bytes" % wire.SAMPLE_LEN)
+            else:
+                events.append((host_time, "unknown_frame", "type %s, %d bytes"
+                               % (name, len(frame.payload)), kind))
+        except (ValueError, UnicodeDecodeError) as exc:
+            events.append((host_time, "bad_payload", "%s: %s" % (name, exc), kind))
+
+    # ---- output -----------------------------------------------------------------
+    def commit(self) -> None:
+        for app in (*self.columns.values(), self.info, self.log, self.activity,
+                    self.truth, self.events):
+            app.commit()
+        if self._latest_info is not None:
+            t_us, ts, host_time, d = self._latest_info
+            self._latest_info = None
+            attrs = self.f[L.INFO].attrs
+            for k, v in d.items():
+                attrs[k] = v
+            attrs["t_us"], attrs["timestamps"], attrs["host_time"] = t_us, ts, host_time
+            root = self.f.attrs
+            if not text(root.get("walker_id", "")):
+                root["walker_id"] = d["walker_id"]
+            if not text(root.get("firmware_version", "")):
+                root["firmware_version"] = d["firmware_version"]
+            set_sample_attrs(self.f, d)
+            self.f[L.SAMPLES].attrs["rate"] = np.float64(d["rate_hz"])
+        if self._counted != self._counters_written:
+            attrs = self.f[L.DECODER_EVENTS].attrs
+            for k in L.DECODER_COUNTERS:
+                attrs[k] = np.int64(self._counted[k])
+            self._counters_written = dict(self._counted)
+
+    @property
+    def n_samples(self) -> int:
+        return self.columns["seq"].rows
+
+
+def set_sample_attrs(f: h5py.File, info: dict | None = None) -> None:
+    g = f[L.SAMPLES]
+    conv = sample_conversions(text(f.attrs.get("calibration", "")), info)
+    for name, attrs in L.SAMPLE_ATTRS.items():
+        for k, v in {**attrs, **conv.get(name, {})}.items():
+            g[name].attrs[k] = v
+
+
+# ---- label tracks ----------------------------------------------------------------
+def _check_track_name(name: str) -> str:
+    if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
+        raise ValueError("label track name must be a non-empty string without '/': %r"
+                         % (name,))
+    return name
+
+
+def _write_track(f: h5py.File, track: LabelTrack, mode: str) -> LabelTrack:
+    if mode not in ("new", "append", "replace"):
+        raise ValueError("mode must be 'new', 'append' or 'replace', not %r" % (mode,))
+    if track.source not in L.LABEL_SOURCES:
+        raise ValueError("label source must be one of %s, not %r"
+                         % (", ".join(L.LABEL_SOURCES), track.source))
+    path = L.ANNOTATIONS + "/" + _check_track_name(track.name)
+    now = iso_time()
+    rows = track.to_array()
+    exists = path in f
+    if exists and mode == "new":
+        raise LabelTrackExistsError("label track %r already exists in %s; use mode "
+                                    "'append' or 'replace'" % (track.name, f.filename))
+    if exists and mode == "append":
+        ds = f[path]
+        old_source = text(ds.attrs.get("source", ""))
+        if old_source != track.source:
+            raise ValueError("label track %r has source %r; cannot append %r labels"
+                             % (track.name, old_source, track.source))
+        n = ds.shape[0]
+        ds.resize(n + len(rows), axis=0)
+        ds[n:] = rows
+        ds.attrs["modified"] = now
+    else:
+        if exists:
+            del f[path]
+        ds = L.create_table(f, path, L.LABEL_DTYPE)
+        ds.resize(len(rows), axis=0)
+        ds[:] = rows
+        for k in ("annotator", "source", "model"):
+            ds.attrs[k] = getattr(track, k)
+        ds.attrs["created"] = now
+        ds.attrs["modified"] = now
+    return _read_track(ds)
+
+
+def write_labels(path, track: str, segments, *, annotator: str = "",
+                 source: str = "human", model: str = "", mode: str = "new") -> LabelTrack:
+    """Add a label track to an existing recording, touching nothing else.
+
+    segments: (start_s, stop_s, activity) tuples in the recording's timestamps time
+    base, a LABEL_DTYPE array or a LabelTrack. mode: 'new' (LabelTrackExistsError if
+    the track exists), 'append' (same source required) or 'replace'.
+    """
+    new = LabelTrack.from_segments(track, segments, annotator=annotator, source=source,
+                                   model=model)
+    with open_h5(path, "r+") as f:
+        check_format(f, path)
+        out = _write_track(f, new, mode)
+        f.attrs["writer_version"] = walkerlab_version()
+    return out
+
+
+def truth_segments(truth_time_s, codes, sample_time_s) -> list[tuple[float, float, str]]:
+    """TRUTH frames (sent on change and every second) -> label segments.
+
+    A label holds until the next TRUTH frame, at most TRUTH_HOLD_S; the last one until
+    just after the last sample. Consecutive equal labels merge; '' means no label.
+    """
+    truth_time_s = np.asarray(truth_time_s, dtype=np.float64)
+    sample_time_s = np.asarray(sample_time_s, dtype=np.float64)
+    if not len(truth_time_s):
+        return []
+    dt = np.diff(sample_time_s)
+    dt = dt[dt > 0]
+    period = float(np.median(dt)) if len(dt) else 0.0
+    end = max(float(truth_time_s.max()),
+              float(sample_time_s.max()) if len(sample_time_s) else -math.inf) + period
+    out: list[tuple[float, float, str]] = []
+    n = len(truth_time_s)
+    for i in range(n):
+        start = float(truth_time_s[i])
+        nxt = float(truth_time_s[i + 1]) if i + 1 < n else end
+        stop = min(nxt, start + TRUTH_HOLD_S)
+        code = codes[i]
+        if not code or stop <= start:
+            continue
+        if out and out[-1][2] == code and out[-1][1] == start:
+            out[-1] = (out[-1][0], stop, code)
+        else:
+            out.append((start, stop, code))
+    return out
+
+
+def write_truth_track(f: h5py.File) -> LabelTrack | None:
+    """Turn /acquisition/truth into the label track 'simulator' (if there are frames).
+
+    A track of that name from another source is left alone.
+    """
+    truth = f[L.TRUTH][()]
+    if not len(truth):
+        return None
+    path = L.ANNOTATIONS + "/" + L.SIMULATOR_TRACK
+    if path in f and text(f[path].attrs.get("source", "")) != "simulator":
+        return None
+    segments = truth_segments(truth["timestamps"], [text(c) for c in truth["code"]],
+                              f[L.SAMPLES]["timestamps"][()])
+    track = LabelTrack.from_segments(L.SIMULATOR_TRACK, segments, annotator="simulator",
+                                     source="simulator",
+                                     model="virtual walker firmware %s"
+                                     % text(f.attrs.get("firmware_version", "")))
+    return _write_track(f, track, "replace")
+
+
+# ---- the writer ----------------------------------------------------------------------
+class RecordingWriter:
+    """Owns one recording's h5py.File; use it from one thread (or via RecorderThread).
+
+    write_serial(data, host_time) for every read from the port (the bytes go to the raw
+    log and through the writer's StreamDecoder), write_event() for link events.
+    Everything is flushed at least every flush_interval_s; close() decodes what the
+    decoder held back, writes the 'simulator' label track from TRUTH frames and marks
+    the file closed_cleanly.
+    """
+
+    def __init__(self, path, *, overwrite: bool = False, subject_id: str = "",
+                 walker_id: str = "", firmware_version: str = "", calibration=None,
+                 notes: str = "", host: str | None = None, app_version: str | None = None,
+                 session_start_time: float | None = None,
+                 flush_interval_s: float = L.FLUSH_INTERVAL_S) -> None:
+        self.path = os.fspath(path)
+        if os.path.isdir(self.path):
+            raise IsADirectoryError("%s: is a directory" % self.path)
+        if os.path.exists(self.path) and not overwrite:
+            raise FileExistsError("%s: already exists; choose another name or overwrite "
+                                  "it explicitly" % self.path)
+        calibration_json = _calibration_json(calibration)
+        self.flush_interval_s = flush_interval_s
+        self._f = h5py.File(self.path, "w" if overwrite else "x")
+        try:
+            version = walkerlab_version()
+            attrs = self._f.attrs
+            for name, (default, _) in L.ROOT_ATTRS.items():
+                attrs[name] = np.int64(default) if isinstance(default, int) else default
+            attrs.update({
+                "writer_version": version, "writer_version_at_creation": version,
+                "app_version": app_version or version,
+                "protocol_version": np.int64(wire.PROTOCOL_VERSION),
+                "session_start_time": iso_time(session_start_time),
+                "subject_id": subject_id, "walker_id": walker_id,
+                "firmware_version": firmware_version, "calibration": calibration_json,
+                "notes": notes, "host": socket.gethostname() if host is None else host,
+                "layout": L.layout_description(),
+            })
+            L.create_raw(self._f)
+            L.create_derived(self._f)
+            set_sample_attrs(self._f)
+            self._f.flush()
+        except BaseException:
+            self._f.close()
+            os.unlink(self.path)
+            raise
+        self._bytes: list[bytes] = []
+        self._n_bytes = 0
+        self._raw = _Appender(self._f[L.SERIAL_BYTES])
+        self._chunks = _Appender(self._f[L.SERIAL_CHUNKS])
+        self._link = _Appender(self._f[L.LINK_EVENTS])
+        self._deriver = _Deriver(self._f)
+        self._queue_drops = self._queue_drops_written = 0
+        self._last_flush = time.monotonic()
+        self.closed = False
+
+    # ---- input ------------------------------------------------------------------
+    def write_serial(self, data: bytes, host_time: float | None = None) -> None:
+        """One read from the serial port: log it and decode it."""
+        self._check_open()
+        if not data:
+            return
+        host_time = time.time() if host_time is None else float(host_time)
+        data = bytes(data)
+        self._raw.add(np.frombuffer(data, dtype=np.uint8))
+        self._chunks.add(np.array([(host_time, self._raw.rows - len(data), len(data))],
+                                  dtype=L.CHUNK_DTYPE))
+        self._deriver.feed(data, host_time)
+        self.flush_if_due()
+
+    def write_event(self, kind: str, detail: str = "", value: int = 0,
+                    host_time: float | None = None) -> None:
+        """A link event (connected, reconnected, stalled, ...): host-side facts."""
+        self._check_open()
+        host_time = time.time() if host_time is None else float(host_time)
+        self._link.add(_rows(L.EVENT_DTYPE, [(host_time, kind, detail, int(value))]))
+        self.flush_if_due()
+
+    def write_batch(self, batch) -> None:
+        """A host.link.LinkBatch (anything with host_time, raw and events)."""
+        for ev in batch.events:
+            self.write_event(ev.kind, ev.detail, ev.value, ev.host_time)
+        self.write_serial(batch.raw, batch.host_time)
+
+    def record_queue_drops(self, total: int, host_time: float | None = None) -> None:
+        """The producer queue dropped `total` items so far: event + attribute."""
+        if total > self._queue_drops:
+            self.write_event("queue_overflow", "recorder queue full: %d item(s) dropped"
+                             % (total - self._queue_drops), total - self._queue_drops,
+                             host_time)
+            self._queue_drops = total
+
+    def write_labels(self, track: str, segments, *, annotator: str = "",
+                     source: str = "human", model: str = "", mode: str = "new") -> LabelTrack:
+        new = LabelTrack.from_segments(track, segments, annotator=annotator, source=source,
+                                       model=model)
+        return _write_track(self._f, new, mode)
+
+    def set_session(self, **attrs) -> None:
+        """Change session attributes (notes, subject_id, ...) during the recording."""
+        for k, v in attrs.items():
+            if k not in L.SESSION_ATTRS:
+                raise ValueError("%r is not a session attribute (%s)"
+                                 % (k, ", ".join(L.SESSION_ATTRS)))
+            self._f.attrs[k] = _calibration_json(v) if k == "calibration" else str(v)
+
+    # ---- state ------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ValueError("%s: the recording is closed" % self.path)
+
+    @property
+    def n_samples(self) -> int:
+        return self._deriver.n_samples
+
+    @property
+    def n_bytes(self) -> int:
+        return self._raw.rows
+
+    def counters(self) -> dict:
+        return dict(self._deriver.decoder.counters(), samples=self.n_samples,
+                    queue_drops=self._queue_drops)
+
+    def next_flush_in(self) -> float:
+        return self._last_flush + self.flush_interval_s - time.monotonic()
+
+    # ---- output -----------------------------------------------------------------
+    def flush(self) -> None:
+        """Write everything buffered and hand it to the OS (h5py flush)."""
+        self._raw.commit()
+        self._chunks.commit()
+        self._link.commit()
+        if self._queue_drops != self._queue_drops_written:
+            self._link.ds.attrs[L.QUEUE_DROPS_ATTR] = np.int64(self._queue_drops)
+            self._queue_drops_written = self._queue_drops
+        self._deriver.commit()
+        self._f.flush()
+        self._last_flush = time.monotonic()
+
+    def flush_if_due(self) -> bool:
+        if self.next_flush_in() <= 0:
+            self.flush()
+            return True
+        return False
+
+    def close(self) -> None:
+        """Decode the rest, write the TRUTH label track, mark the file clean, close."""
+        if self.closed:
+            return
+        try:
+            self._deriver.finish()
+            self.flush()
+            write_truth_track(self._f)
+            self._f.attrs["session_end_time"] = iso_time()
+            self._f.attrs["closed_cleanly"] = np.int64(1)
+            self._f.flush()
+        finally:
+            self.closed = True
+            self._f.close()
+
+    def abort(self) -> None:
+        """Close without marking the file clean (after an error); keeps what was flushed."""
+        if not self.closed:
+            self.closed = True
+            try:
+                self._f.close()
+            except Exception:
+                pass
+
+    def __enter__(self) -> "RecordingWriter":
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            try:
+                self.close()
+            except Exception:
+                self.abort()
+
+
+# ---- the thread ------------------------------------------------------------------------
+_STOP = object()
+
+
+class RecorderThread:
+    """A RecordingWriter driven by its own thread, fed through a bounded queue.
+
+    put(batch) (a host.link sink), put_serial() and put_event() never block: when
+    the queue is full the item is dropped and counted (`dropped`), and the writer
+    thread records a queue_overflow event. The thread flushes at least every
+    flush interval; close() drains the queue, writes the TRUTH label track and
+    closes the file, and re-raises an error the writer thread met.
+    """
+
+    def __init__(self, writer, *, maxsize: int = DEFAULT_QUEUE_SIZE, **writer_kwargs) -> None:
+        if not isinstance(writer, RecordingWriter):
+            writer = RecordingWriter(writer, **writer_kwargs)
+        elif writer_kwargs:
+            raise TypeError("writer options go to RecordingWriter, not an existing writer")
+        self.writer = writer
+        self._queue: queue.Queue = queue.Queue(maxsize)
+        self._drop_lock = threading.Lock()
+        self.dropped = 0
+        self.error: BaseException | None = None
+        self._closing = False
+        self._thread = threading.Thread(target=self._run, name="walkerlab-recorder",
+                                        daemon=True)
+
+    # ---- producers (any thread) ---------------------------------------------------
+    def _put(self, item) -> bool:
+        if not self._closing and self.error is None:
+            try:
+                self._queue.put_nowait(item)
+                return True
+            except queue.Full:
+                pass
+        with self._drop_lock:
+            self.dropped += 1
+        return False
+
+    def put(self, batch) -> bool:
+        """A host.link.LinkBatch; False if it had to be dropped."""
+        return self._put(("batch", batch))
+
+    def put_serial(self, data: bytes, host_time: float | None = None) -> bool:
+        return self._put(("serial", bytes(data),
+                          time.time() if host_time is None else host_time))
+
+    def put_event(self, kind: str, detail: str = "", value: int = 0,
+                  host_time: float | None = None) -> bool:
+        return self._put(("event", kind, detail, value,
+                          time.time() if host_time is None else host_time))
+
+    def put_session(self, **attrs) -> bool:
+        """Session attributes learnt while recording (walker id, calibration, ...)."""
+        return self._put(("session", attrs))
+
+    # ---- the writer thread ----------------------------------------------------------
+    def start(self) -> "RecorderThread":
+        self._thread.start()
+        return self
+
+    def _handle(self, item) -> None:
+        kind = item[0]
+        if kind == "serial":
+            self.writer.write_serial(item[1], item[2])
+        elif kind == "batch":
+            self.writer.write_batch(item[1])
+        elif kind == "session":
+            self.writer.set_session(**item[1])
+        else:
+            self.writer.write_event(*item[1:])
+
+    def _run(self) -> None:
+        w = self.writer
+        try:
+            while True:
+                try:
+                    item = self._queue.get(timeout=max(0.0, w.next_flush_in()))
+                except queue.Empty:
+                    item = None
+                if item is _STOP:
+                    break
+                if item is not None:
+                    self._handle(item)
+                w.record_queue_drops(self.dropped)
+                w.flush_if_due()
+            while True:  # items that raced past close()
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not _STOP:
+                    self._handle(item)
+            w.record_queue_drops(self.dropped)
+            w.close()
+        except BaseException as exc:  # disk full, ...: keep what was flushed
+            self.error = exc
+            w.abort()
+
+    def close(self, timeout: float | None = 30.0) -> None:
+        """Drain, write the TRUTH label track, close the file; re-raise writer errors."""
+        if not self._thread.is_alive():
+            if self._thread.ident is None and self.error is None:  # never started
+                self._closing = True
+                self.writer.record_queue_drops(self.dropped)
+                self.writer.close()
+            elif self.error is not None:
+                raise self.error
+            return
+        self._closing = True
+        while self._thread.is_alive():
+            try:
+                self._queue.put(_STOP, timeout=0.1)
+                break
+            except queue.Full:
+                continue
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise TimeoutError("recorder thread did not finish within %s s" % timeout)
+        with self._drop_lock:  # put() calls that raced past the final drain
+            self.dropped += self._queue.qsize()
+        if self.error is not None:
+            raise self.error
+
+    def __enter__(self) -> "RecorderThread":
+        if self._thread.ident is None:
+            self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

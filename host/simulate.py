@@ -1,0 +1,68 @@
+"""`walkerlab simulate`: labelled sessions from the virtual walker, straight to files.
+
+The bytes are those the virtual walker would send over the serial link after a
+recorder's hello/rate/start, written through the same RecordingWriter as a live
+recording, so simulated and recorded sessions are the same kind of file.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import time
+
+from tqdm import tqdm
+
+from device.sim.factory_calibration import calibration_from_truth
+from device.sim.sensors import default_truth
+from device.sim.virtual_walker import simulate_session_bytes
+from host.errors import UserError
+from host.recording import RecordingWriter
+
+
+def session_filename(course: str, seed: int) -> str:
+    return "%s_subject%03d.h5" % (course, seed)
+
+
+def simulate_to_files(course: str, subjects: int, seed: int, out_dir,
+                      rate_hz: int = 50, duration_s: float | None = None,
+                      label_jitter_s: float = 0.0, overwrite: bool = False,
+                      progress: bool = True) -> list[pathlib.Path]:
+    """Write `subjects` sessions (subject seeds seed, seed+1, ...) into out_dir."""
+    if subjects < 1:
+        raise UserError("--subjects must be at least 1")
+    if course == "free" and duration_s is None:
+        raise UserError("the free-living course is endless: give --duration SECONDS")
+    if duration_s is not None and duration_s <= 0:
+        raise UserError("--duration must be positive")
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / session_filename(course, seed + i) for i in range(subjects)]
+    if not overwrite:
+        existing = [str(p) for p in paths if p.exists()]
+        if existing:
+            raise UserError("%s already exists (use --overwrite to replace)" % existing[0])
+    truth = default_truth()
+    calibration = calibration_from_truth(truth)
+    for i, path in enumerate(tqdm(paths, desc="simulating %s" % course, unit="subject",
+                                  disable=not progress)):
+        subject_seed = seed + i
+        t0 = time.time()
+        tmp = path.with_suffix(".h5.part")
+        if tmp.exists():
+            tmp.unlink()
+        writer = RecordingWriter(tmp, subject_id="S%03d" % subject_seed,
+                                 walker_id=truth.walker_id, calibration=calibration,
+                                 notes="simulated: course %s, subject seed %d, %d Hz"
+                                 % (course, subject_seed, rate_hz),
+                                 session_start_time=t0)
+        try:
+            for device_s, data in simulate_session_bytes(
+                    course, subject_seed, rate_hz, duration_s=duration_s,
+                    label_jitter_s=label_jitter_s):
+                writer.write_serial(data, t0 + device_s)
+        except BaseException:
+            writer.abort()
+            raise
+        writer.close()
+        os.replace(tmp, path)  # a half-written session never takes the final name
+    return paths

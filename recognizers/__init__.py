@@ -1,0 +1,85 @@
+"""Activity recognizers for the instrumented walker, behind one contract.
+
+* :mod:`recognizers.base`: the contract (:class:`Recognizer`), errors, tags,
+  the registry (``RECOGNIZERS``, :func:`load_recognizer`) and model files;
+* :mod:`recognizers.hmm`: the thesis's supervised discrete multi-sensor HMM, and
+  hmmlearn-compatible HMMs learned by EM (``GaussianHMM``, ``GMMHMM``,
+  ``CategoricalHMM``, ``MultiCategoricalHMM``) or collapsed Gibbs
+  (``CollapsedGibbsHMM``);
+* :mod:`recognizers.unsupervised`: the unsupervised walker recognizers
+  ``"hmm-em"`` and ``"hmm-gibbs"`` (latent states mapped to activities);
+* :mod:`recognizers.discretize`: equal-frequency bins (thesis 6.6);
+* :mod:`recognizers.evaluation`: window accuracy, transitions, confusion,
+  leave-one-subject-out;
+* :mod:`recognizers.modelling`: pure inference cores (chain recursions, ...).
+"""
+from recognizers.base import (
+    RECOGNIZERS,
+    ModelFormatError,
+    NotFittedError,
+    Recognizer,
+    RecognizerTags,
+    check_is_fitted,
+    clone,
+    get_recognizer_class,
+    load_recognizer,
+    register_recognizer,
+)
+from recognizers.discretize import EqualFrequencyDiscretizer
+from recognizers.evaluation import (
+    TransitionCounts,
+    accuracy_by_window,
+    confusion_matrix,
+    leave_one_subject_out,
+    transition_counts,
+    window_accuracy,
+    window_correct,
+)
+from recognizers.hmm import (
+    GMMHMM,
+    CategoricalEmissions,
+    CategoricalHMM,
+    CategoricalStats,
+    CollapsedGibbsHMM,
+    ConvergenceWarning,
+    GaussianHMM,
+    HMMRecognizer,
+    MultiCategoricalHMM,
+    count_supervised,
+    persistence_transmat,
+)
+from recognizers.unsupervised import EMHMMRecognizer, GibbsHMMRecognizer
+
+__all__ = [
+    "RECOGNIZERS",
+    "ModelFormatError",
+    "NotFittedError",
+    "Recognizer",
+    "RecognizerTags",
+    "check_is_fitted",
+    "clone",
+    "get_recognizer_class",
+    "load_recognizer",
+    "register_recognizer",
+    "EqualFrequencyDiscretizer",
+    "TransitionCounts",
+    "accuracy_by_window",
+    "confusion_matrix",
+    "leave_one_subject_out",
+    "transition_counts",
+    "window_accuracy",
+    "window_correct",
+    "CategoricalEmissions",
+    "CategoricalStats",
+    "HMMRecognizer",
+    "MultiCategoricalHMM",
+    "CategoricalHMM",
+    "CollapsedGibbsHMM",
+    "GaussianHMM",
+    "GMMHMM",
+    "ConvergenceWarning",
+    "EMHMMRecognizer",
+    "GibbsHMMRecognizer",
+    "count_supervised",
+    "persistence_transmat",
+]

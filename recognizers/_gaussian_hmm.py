@@ -1,0 +1,387 @@
+"""hmmlearn-compatible HMMs with Gaussian and Gaussian-mixture emissions.
+
+Import them from :mod:`recognizers.hmm`::
+
+    from recognizers.hmm import GaussianHMM, GMMHMM
+
+Same constructor arguments, attributes and methods as ``hmmlearn.hmm`` (see
+:mod:`recognizers._hmm_base` for the shared API and the documented
+differences).  ``covariance_type`` is "diag" or "full"; "spherical" and "tied"
+are not implemented.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from recognizers._hmm_base import BaseHMM, kmeans, parse_param_names
+from recognizers.base import NotFittedError
+from recognizers.modelling.emissions import (
+    GaussianPrior,
+    GMMEmissions,
+    GMMPrior,
+    _check_X,
+    make_gaussian_emissions,
+)
+
+__all__ = ["GaussianHMM", "GMMHMM"]
+
+_COV_TYPES = ("diag", "full")
+
+
+def _check_cov_type(value) -> None:
+    if value not in _COV_TYPES:
+        raise ValueError("covariance_type must be 'diag' or 'full' (hmmlearn's 'spherical' and "
+                         "'tied' are not implemented); got %r" % (value,))
+
+
+def _check_positive(value, name) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+        raise ValueError("%s must be a real number > 0, got %r" % (name, value))
+
+
+def _check_nonneg_scalar(value, name) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
+        raise ValueError("%s must be a real number >= 0, got %r" % (name, value))
+
+
+def _data_covariance(X, min_covar) -> np.ndarray:
+    D = X.shape[1]
+    if X.shape[0] < 2:
+        return np.eye(D)
+    cv = np.atleast_2d(np.cov(X.T))
+    return cv + min_covar * np.eye(D)
+
+
+def _nearest(X, centres) -> np.ndarray:
+    """Index of the nearest centre for every row of ``X``."""
+    return ((X * X).sum(1)[:, None] - 2.0 * X @ centres.T
+            + (centres * centres).sum(1)).argmin(1)
+
+
+def _fill_covars(covars, covariance_type) -> np.ndarray:
+    """hmmlearn's ``covars_`` convention: full matrices whatever the type."""
+    if covariance_type == "diag":
+        return np.stack([np.diag(c) for c in covars]) if len(covars) else covars
+    return covars
+
+
+class _GaussianBase(BaseHMM):
+    def _validate_X(self, X, *, fit: bool) -> np.ndarray:
+        D = None
+        if not fit or ("means" not in parse_param_names(self.init_params, self._param_names(),
+                                                        "init_params")):
+            try:
+                D = self.means_.shape[-1]
+            except AttributeError:
+                D = None
+        X = _check_X(X, D)
+        if fit and X.shape[0] < 1:
+            raise ValueError("fit needs at least one sample")
+        return X
+
+    @property
+    def n_features(self) -> int:
+        """Dimension of the observations (from ``means_``)."""
+        return int(self.means_.shape[-1])
+
+    @property
+    def means_(self) -> np.ndarray:
+        try:
+            return self._means
+        except AttributeError:
+            raise NotFittedError("%s has no means_: call fit or set the parameters"
+                                 % type(self).__name__) from None
+
+    @means_.setter
+    def means_(self, value) -> None:
+        self._means = np.ascontiguousarray(value, dtype=np.float64)
+
+    def _param_values(self):
+        out = super()._param_values()
+        out.pop("covars", None)
+        if hasattr(self, "_covars_"):
+            out["covars"] = np.array(self._covars_, copy=True)
+        return out
+
+    def _set_param_values(self, values) -> None:
+        values = dict(values)
+        cov = values.pop("covars", None)
+        super()._set_param_values(values)
+        if cov is not None:
+            self._covars_ = cov
+
+
+class GaussianHMM(_GaussianBase):
+    """HMM with Gaussian emissions (hmmlearn's ``GaussianHMM``).
+
+    Parameters
+    ----------
+    n_components : int, number of states
+    covariance_type : "diag" (default) or "full"
+    min_covar : float, floor on variances / eigenvalues in every M-step
+    startprob_prior, transmat_prior : Dirichlet concentrations (1: flat)
+    means_prior, means_weight, covars_prior, covars_weight : MAP priors of the
+        emission M-step (see :mod:`recognizers.modelling.emissions`)
+    algorithm : "viterbi" or "map", used by ``predict`` / ``decode``
+    random_state : None, int or Generator
+    n_iter, tol : EM stopping rule (absolute improvement of the objective)
+    verbose : print the objective per iteration to stderr
+    params, init_params : parameters to update / to initialise (letters
+        ``"stmc"`` or a set of names)
+    implementation : accepted for compatibility ("log" or "scaling"); ignored
+    n_init : number of random restarts (best objective kept)
+
+    Attributes
+    ----------
+    startprob_ (K,), transmat_ (K, K), means_ (K, D),
+    covars_ : (K, D, D) full matrices for every covariance_type (hmmlearn's
+        convention; set it with the covariance_type's shape: (K, D) for diag)
+    n_features, monitor_, converged_, n_iter_, history_, lower_bound_
+    """
+
+    _emission_names = ("means", "covars")
+
+    def __init__(self, n_components=1, covariance_type="diag", min_covar=1e-3,
+                 startprob_prior=1.0, transmat_prior=1.0, means_prior=0, means_weight=0,
+                 covars_prior=1e-2, covars_weight=1, algorithm="viterbi", random_state=None,
+                 n_iter=10, tol=1e-2, verbose=False, params="stmc", init_params="stmc",
+                 implementation="log", n_init=1):
+        self.n_components = n_components
+        self.covariance_type = covariance_type
+        self.min_covar = min_covar
+        self.startprob_prior = startprob_prior
+        self.transmat_prior = transmat_prior
+        self.means_prior = means_prior
+        self.means_weight = means_weight
+        self.covars_prior = covars_prior
+        self.covars_weight = covars_weight
+        self.algorithm = algorithm
+        self.random_state = random_state
+        self.n_iter = n_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.params = params
+        self.init_params = init_params
+        self.implementation = implementation
+        self.n_init = n_init
+
+    def _check_emission_hyperparams(self) -> None:
+        _check_cov_type(self.covariance_type)
+        _check_positive(self.min_covar, "min_covar")
+        _check_nonneg_scalar(self.means_weight, "means_weight")
+        _check_nonneg_scalar(self.covars_weight, "covars_weight")
+
+    @property
+    def covars_(self) -> np.ndarray:
+        try:
+            cov = self._covars_
+        except AttributeError:
+            raise NotFittedError("%s has no covars_: call fit or set the parameters"
+                                 % type(self).__name__) from None
+        return _fill_covars(cov, self.covariance_type)
+
+    @covars_.setter
+    def covars_(self, value) -> None:
+        self._covars_ = np.ascontiguousarray(value, dtype=np.float64)
+
+    def _prior(self) -> GaussianPrior:
+        return GaussianPrior(min_covar=float(self.min_covar), means_prior=self.means_prior,
+                             means_weight=float(self.means_weight),
+                             covars_prior=self.covars_prior,
+                             covars_weight=float(self.covars_weight))
+
+    def _emissions(self):
+        _check_cov_type(self.covariance_type)
+        means = self.means_
+        try:
+            cov = self._covars_
+        except AttributeError:
+            raise NotFittedError("%s has no covars_: call fit or set the parameters"
+                                 % type(self).__name__) from None
+        return make_gaussian_emissions(means, cov, self.covariance_type)
+
+    def _set_emissions(self, emissions) -> None:
+        self.means_ = emissions.means
+        self._covars_ = emissions.covars
+
+    def _init_emissions(self, X, lengths, rng, init) -> None:
+        K = int(self.n_components)
+        if "means" in init:
+            self.means_ = kmeans(X, K, rng)
+        if "covars" in init:
+            cv = _data_covariance(X, float(self.min_covar))
+            if self.covariance_type == "diag":
+                self._covars_ = np.tile(np.diag(cv), (K, 1))
+            else:
+                self._covars_ = np.tile(cv, (K, 1, 1))
+
+    def _m_step_emissions(self, emissions, stats, learn):
+        sub = learn & {"means", "covars"}
+        if not sub:
+            return emissions
+        return emissions.m_step(stats, self._prior(), sub)
+
+    def _log_prior_emissions(self, emissions) -> float:
+        return emissions.log_prior(self._prior())
+
+    def _n_emission_parameters(self, params) -> int:
+        K, D = self.means_.shape
+        n = K * D if "means" in params else 0
+        if "covars" in params:
+            n += K * D if self.covariance_type == "diag" else K * D * (D + 1) // 2
+        return n
+
+
+class GMMHMM(_GaussianBase):
+    """HMM with a Gaussian mixture per state (hmmlearn's ``GMMHMM``).
+
+    Parameters as hmmlearn's; ``covars_prior=None`` / ``covars_weight=None``
+    mean 1e-2 / 1 (the GaussianHMM defaults; hmmlearn's GMMHMM uses other
+    internal defaults, so EM paths differ slightly).  ``weights_prior`` is the
+    Dirichlet concentration of the mixture weights.
+
+    Attributes
+    ----------
+    weights_ (K, n_mix), means_ (K, n_mix, D), covars_ (K, n_mix, D) for diag
+    or (K, n_mix, D, D) for full; plus the chain attributes of :class:`GaussianHMM`.
+    """
+
+    _emission_names = ("weights", "means", "covars")
+
+    def __init__(self, n_components=1, n_mix=1, min_covar=1e-3, startprob_prior=1.0,
+                 transmat_prior=1.0, weights_prior=1.0, means_prior=0.0, means_weight=0.0,
+                 covars_prior=None, covars_weight=None, algorithm="viterbi",
+                 covariance_type="diag", random_state=None, n_iter=10, tol=1e-2,
+                 verbose=False, params="stmcw", init_params="stmcw", implementation="log",
+                 n_init=1):
+        self.n_components = n_components
+        self.n_mix = n_mix
+        self.min_covar = min_covar
+        self.startprob_prior = startprob_prior
+        self.transmat_prior = transmat_prior
+        self.weights_prior = weights_prior
+        self.means_prior = means_prior
+        self.means_weight = means_weight
+        self.covars_prior = covars_prior
+        self.covars_weight = covars_weight
+        self.algorithm = algorithm
+        self.covariance_type = covariance_type
+        self.random_state = random_state
+        self.n_iter = n_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.params = params
+        self.init_params = init_params
+        self.implementation = implementation
+        self.n_init = n_init
+
+    def _check_emission_hyperparams(self) -> None:
+        _check_cov_type(self.covariance_type)
+        _check_positive(self.min_covar, "min_covar")
+        if isinstance(self.n_mix, bool) or not isinstance(self.n_mix, numbers.Integral) \
+                or self.n_mix < 1:
+            raise ValueError("n_mix must be an int >= 1, got %r" % (self.n_mix,))
+        _check_nonneg_scalar(self.means_weight, "means_weight")
+        if self.covars_weight is not None:
+            _check_nonneg_scalar(self.covars_weight, "covars_weight")
+        w = np.asarray(self.weights_prior, dtype=np.float64)
+        if not np.isfinite(w).all() or np.any(w < 0):
+            raise ValueError("weights_prior must be finite and >= 0")
+
+    @property
+    def weights_(self) -> np.ndarray:
+        try:
+            return self._weights
+        except AttributeError:
+            raise NotFittedError("%s has no weights_: call fit or set the parameters"
+                                 % type(self).__name__) from None
+
+    @weights_.setter
+    def weights_(self, value) -> None:
+        self._weights = np.ascontiguousarray(value, dtype=np.float64)
+
+    @property
+    def covars_(self) -> np.ndarray:
+        try:
+            return self._covars_
+        except AttributeError:
+            raise NotFittedError("%s has no covars_: call fit or set the parameters"
+                                 % type(self).__name__) from None
+
+    @covars_.setter
+    def covars_(self, value) -> None:
+        self._covars_ = np.ascontiguousarray(value, dtype=np.float64)
+
+    def _prior(self) -> GMMPrior:
+        g = GaussianPrior(min_covar=float(self.min_covar), means_prior=self.means_prior,
+                          means_weight=float(self.means_weight),
+                          covars_prior=1e-2 if self.covars_prior is None else self.covars_prior,
+                          covars_weight=1.0 if self.covars_weight is None
+                          else float(self.covars_weight))
+        return GMMPrior(weights_prior=self.weights_prior, gaussian=g)
+
+    def _emissions(self) -> GMMEmissions:
+        _check_cov_type(self.covariance_type)
+        return GMMEmissions(self.weights_, self.means_, self.covars_, self.covariance_type)
+
+    def _set_emissions(self, emissions) -> None:
+        self.weights_ = emissions.weights
+        self.means_ = emissions.means
+        self._covars_ = emissions.covars
+
+    def _init_emissions(self, X, lengths, rng, init) -> None:
+        """k-means into states, then into mixtures per state; covariances from the
+        points of each mixture's cluster (the global covariance where too few),
+        so that mixture components start apart (a global covariance lets the
+        components of one state merge in the first E-steps)."""
+        K, M, D = int(self.n_components), int(self.n_mix), X.shape[1]
+        mc = float(self.min_covar)
+        if "weights" in init:
+            self.weights_ = np.full((K, M), 1.0 / M)
+        cv = _data_covariance(X, mc)
+        if not ({"means", "covars"} & init):
+            return
+        centres = kmeans(X, K, rng)
+        Xs = X if len(X) <= 20000 else X[rng.choice(len(X), 20000, replace=False)]
+        lab = _nearest(Xs, centres)
+        means = np.empty((K, M, D))
+        covs = np.tile(cv, (K, M, 1, 1))
+        scale = np.sqrt(np.diag(cv))
+        for k in range(K):
+            pts = Xs[lab == k]
+            if M > 1 and len(pts) >= 4 * M:
+                means[k] = kmeans(pts, M, rng, n_iter=10)
+            else:
+                means[k] = centres[k] + 0.1 * scale * rng.standard_normal((M, D))
+            if len(pts) > D:
+                sub = _nearest(pts, means[k])
+                for m in range(M):
+                    q = pts[sub == m]
+                    if len(q) > D:
+                        covs[k, m] = np.atleast_2d(np.cov(q.T)) + mc * np.eye(D)
+        if "means" in init:
+            self.means_ = means
+        if "covars" in init:
+            if self.covariance_type == "diag":
+                self._covars_ = np.ascontiguousarray(np.diagonal(covs, axis1=2, axis2=3))
+            else:
+                self._covars_ = covs
+
+    def _m_step_emissions(self, emissions, stats, learn):
+        sub = learn & {"weights", "means", "covars"}
+        if not sub:
+            return emissions
+        return emissions.m_step(stats, self._prior(), sub)
+
+    def _log_prior_emissions(self, emissions) -> float:
+        return emissions.log_prior(self._prior())
+
+    def _n_emission_parameters(self, params) -> int:
+        K, M, D = self.means_.shape
+        n = K * (M - 1) if "weights" in params else 0
+        n += K * M * D if "means" in params else 0
+        if "covars" in params:
+            n += K * M * D if self.covariance_type == "diag" else K * M * D * (D + 1) // 2
+        return n

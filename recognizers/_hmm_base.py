@@ -1,0 +1,423 @@
+"""Common machinery of the hmmlearn-compatible HMM classes.
+
+:class:`BaseHMM` follows hmmlearn's conventions so that a user can switch by
+changing an import: ``n_components``, ``startprob_``, ``transmat_``,
+``fit(X, lengths)``, ``score``, ``score_samples``, ``decode``, ``predict``,
+``predict_proba``, ``sample(n_samples, random_state, currstate)``, ``n_iter``,
+``tol``, ``random_state``, ``params`` / ``init_params``, ``monitor_``, ``aic`` /
+``bic``.  Additions: ``n_init`` random restarts (best MAP objective wins; the
+thesis uses 20), ``filter`` (causal posteriors), ``converged_``, ``n_iter_``,
+``history_``, ``lower_bound_`` and :class:`~recognizers.modelling.em.ConvergenceWarning`.
+
+``params`` / ``init_params`` accept hmmlearn letter strings (``"stmc"``) or sets
+of names (``{"startprob", "transmat", "means", "covars"}``); letters are
+``s`` startprob, ``t`` transmat, ``e`` emissionprob, ``m`` means, ``c`` covars,
+``w`` weights.
+
+Differences from hmmlearn (deliberate):
+
+* every recursion is :mod:`recognizers.modelling.chain` (log-space Viterbi,
+  scaled forward-backward with an exact log-space fallback); ``implementation``
+  is accepted for compatibility and has no effect;
+* empty states keep their parameters instead of turning into NaN, and a
+  covariance floor ``min_covar`` is applied in every M-step (hmmlearn uses it
+  only at initialisation);
+* the monitored objective includes the log prior of the parameters (it is the
+  log-likelihood with the default flat priors), so it never decreases;
+* no scikit-learn dependency: k-means++ seeding plus Lloyd iterations
+  initialise Gaussian means.
+"""
+from __future__ import annotations
+
+import inspect
+import numbers
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+
+from recognizers.base import NotFittedError
+from recognizers.modelling import chain, em
+from recognizers.modelling.em import ConvergenceMonitor, ConvergenceWarning, check_random_state
+
+__all__ = ["BaseHMM", "parse_param_names", "kmeans"]
+
+_LETTERS = {"s": "startprob", "t": "transmat", "e": "emissionprob", "m": "means",
+            "c": "covars", "w": "weights"}
+
+
+def parse_param_names(value, allowed, name: str) -> frozenset:
+    """hmmlearn letters (``"stmc"``) or an iterable of names -> frozenset of names."""
+    allowed = frozenset(allowed)
+    letters = "".join(k for k, v in _LETTERS.items() if v in allowed)
+    if isinstance(value, str):
+        out = set()
+        for ch in value:
+            if ch not in _LETTERS or _LETTERS[ch] not in allowed:
+                raise ValueError("%s: unknown letter %r in %r; use letters from %r or a set of "
+                                 "names from %s" % (name, ch, value, letters, sorted(allowed)))
+            out.add(_LETTERS[ch])
+        return frozenset(out)
+    try:
+        items = set(value)
+    except TypeError:
+        raise ValueError("%s must be a string of letters %r or a set of names from %s; got %r"
+                         % (name, letters, sorted(allowed), value)) from None
+    bad = items - allowed
+    if bad:
+        raise ValueError("%s: unknown parameter names %s; choose from %s"
+                         % (name, sorted(map(str, bad)), sorted(allowed)))
+    return frozenset(items)
+
+
+def kmeans(X, k: int, rng, n_iter: int = 20, max_points: int = 20000) -> np.ndarray:
+    """k-means++ seeding plus Lloyd iterations on (a subsample of) ``X``; (k, D) centres."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] > max_points:
+        X = X[rng.choice(X.shape[0], max_points, replace=False)]
+    n = X.shape[0]
+    if n == 0:
+        raise ValueError("cannot initialise means from an empty X")
+    centres = np.empty((k, X.shape[1]))
+    centres[0] = X[rng.integers(n)]
+    d2 = ((X - centres[0]) ** 2).sum(axis=1)
+    for i in range(1, k):
+        tot = d2.sum()
+        j = rng.choice(n, p=d2 / tot) if tot > 0 else rng.integers(n)
+        centres[i] = X[j]
+        d2 = np.minimum(d2, ((X - centres[i]) ** 2).sum(axis=1))
+    sq = (X * X).sum(axis=1)
+    for _ in range(n_iter):
+        dist = sq[:, None] - 2.0 * X @ centres.T + (centres * centres).sum(axis=1)
+        lab = dist.argmin(axis=1)
+        counts = np.bincount(lab, minlength=k)
+        sums = np.zeros_like(centres)
+        np.add.at(sums, lab, X)
+        new = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], centres)
+        if np.allclose(new, centres):
+            centres = new
+            break
+        centres = new
+    return centres
+
+
+def _log(p) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.log(p)
+
+
+def _check_int(value, name, low) -> int:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) \
+            or value < low:
+        raise ValueError("%s must be an int >= %d, got %r" % (name, low, value))
+    return int(value)
+
+
+def _check_prior(value, name, shape) -> np.ndarray:
+    arr = np.asarray(value, dtype=np.float64)
+    try:
+        arr = np.broadcast_to(arr, shape)
+    except ValueError:
+        raise ValueError("%s must be a scalar or broadcast to %s, got shape %s"
+                         % (name, shape, np.shape(value))) from None
+    if not np.isfinite(arr).all() or np.any(arr < 0):
+        raise ValueError("%s must be finite and >= 0" % name)
+    return arr
+
+
+class BaseHMM:
+    """Start/transition handling, validation, inference, sampling and EM driving.
+
+    Subclasses provide the emission part through a few hooks
+    (``_emission_names``, ``_validate_X``, ``_emissions``, ``_set_emissions``,
+    ``_init_emissions``, ``_m_step_emissions``, ``_log_prior_emissions``,
+    ``_check_emission_hyperparams``).
+    """
+
+    #: Parameter names of the emission part (for params / init_params).
+    _emission_names: ClassVar[tuple[str, ...]] = ()
+    #: Constructor arguments that are not hyperparameters (excluded from get_params).
+    _not_params: ClassVar[frozenset] = frozenset()
+
+    # -- hyperparameters (sklearn-style, without depending on sklearn) -------------
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return sorted(p.name for p in sig.parameters.values()
+                      if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+                      and p.name not in cls._not_params)
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        valid = set(self._get_param_names())
+        for key, value in params.items():
+            if key not in valid:
+                raise ValueError("invalid parameter %r for %s; valid parameters are %s"
+                                 % (key, type(self).__name__, sorted(valid)))
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        sig = inspect.signature(type(self).__init__)
+        shown = []
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            default = sig.parameters[name].default
+            try:
+                same = bool(value == default)
+            except Exception:
+                same = value is default
+            if not same:
+                shown.append("%s=%r" % (name, value))
+        return "%s(%s)" % (type(self).__name__, ", ".join(shown))
+
+    def _param_names(self) -> frozenset:
+        return frozenset(("startprob", "transmat") + self._emission_names)
+
+    def _validate_hyperparams(self) -> None:
+        _check_int(self.n_components, "n_components", 1)
+        _check_int(self.n_iter, "n_iter", 1)
+        _check_int(self.n_init, "n_init", 1)
+        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) \
+                or not self.tol >= 0:
+            raise ValueError("tol must be a real number >= 0, got %r" % (self.tol,))
+        if self.algorithm not in ("viterbi", "map"):
+            raise ValueError("algorithm must be 'viterbi' or 'map', got %r" % (self.algorithm,))
+        if self.implementation not in ("log", "scaling"):
+            raise ValueError("implementation must be 'log' or 'scaling', got %r"
+                             % (self.implementation,))
+        K = int(self.n_components)
+        _check_prior(self.startprob_prior, "startprob_prior", (K,))
+        _check_prior(self.transmat_prior, "transmat_prior", (K, K))
+        parse_param_names(self.params, self._param_names(), "params")
+        parse_param_names(self.init_params, self._param_names(), "init_params")
+        self._check_emission_hyperparams()
+
+    def _check_emission_hyperparams(self) -> None:
+        pass
+
+    # -- chain parameters ---------------------------------------------------------
+    @property
+    def startprob_(self) -> np.ndarray:
+        try:
+            return self._startprob
+        except AttributeError:
+            raise NotFittedError("%s has no startprob_: call fit or set the parameters"
+                                 % type(self).__name__) from None
+
+    @startprob_.setter
+    def startprob_(self, value) -> None:
+        self._startprob = np.ascontiguousarray(value, dtype=np.float64)
+
+    @property
+    def transmat_(self) -> np.ndarray:
+        try:
+            return self._transmat
+        except AttributeError:
+            raise NotFittedError("%s has no transmat_: call fit or set the parameters"
+                                 % type(self).__name__) from None
+
+    @transmat_.setter
+    def transmat_(self, value) -> None:
+        self._transmat = np.ascontiguousarray(value, dtype=np.float64)
+
+    @property
+    def log_startprob_(self) -> np.ndarray:
+        return _log(self.startprob_)
+
+    @property
+    def log_transmat_(self) -> np.ndarray:
+        return np.ascontiguousarray(_log(self.transmat_))
+
+    def _check(self):
+        """Validate the current parameters (shapes, ranges, rows summing to 1).
+
+        Returns the emission component.
+        """
+        pi, A = self.startprob_, self.transmat_
+        K = pi.shape[0] if pi.ndim == 1 else -1
+        if pi.ndim != 1 or K < 1:
+            raise ValueError("startprob_ must be 1-D with n_components entries, got shape %s"
+                             % (pi.shape,))
+        if A.shape != (K, K):
+            raise ValueError("transmat_ must have shape (%d, %d), got %s" % (K, K, A.shape))
+        for name, arr in (("startprob_", pi), ("transmat_", A)):
+            if not np.isfinite(arr).all() or np.any(arr < 0):
+                raise ValueError("%s must be finite and non-negative" % name)
+        if not np.allclose(pi.sum(), 1.0, rtol=0, atol=1e-8):
+            raise ValueError("startprob_ must sum to 1 (got %.10g)" % pi.sum())
+        rows = A.sum(axis=1)
+        if not np.allclose(rows, 1.0, rtol=0, atol=1e-8):
+            raise ValueError("transmat_ rows must sum to 1 (got row sums %s)" % rows)
+        emissions = self._emissions()
+        if emissions.n_components != K:
+            raise ValueError("the emissions have %d states but startprob_ has %d"
+                             % (emissions.n_components, K))
+        return emissions
+
+    # -- parameter snapshots (for random restarts) -------------------------------
+    def _param_values(self) -> dict[str, Any]:
+        out = {}
+        for name in ("startprob", "transmat") + self._emission_names:
+            try:
+                out[name] = np.array(getattr(self, name + "_"), copy=True)
+            except AttributeError:
+                pass
+        return out
+
+    def _set_param_values(self, values: dict[str, Any]) -> None:
+        for name, value in values.items():
+            setattr(self, name + "_", value)
+
+    # -- inference ------------------------------------------------------------------
+    def _log_lik(self, X) -> np.ndarray:
+        emissions = self._check()
+        return emissions.log_likelihood(self._validate_X(X, fit=False))
+
+    def _compute_log_likelihood(self, X) -> np.ndarray:
+        """``log p(x_t | y_t = k)`` (n_samples, n_components) (hmmlearn's name)."""
+        return self._log_lik(X)
+
+    def score(self, X, lengths=None) -> float:
+        """``log p(X)`` summed over the sequences."""
+        return chain.log_likelihood(self.log_startprob_, self.log_transmat_, self._log_lik(X),
+                                    lengths)
+
+    def score_samples(self, X, lengths=None):
+        """``(log p(X), posteriors (n_samples, n_components))``."""
+        sm = chain.smooth(self.log_startprob_, self.log_transmat_, self._log_lik(X), lengths)
+        return sm.loglik, sm.posterior
+
+    def predict_proba(self, X, lengths=None) -> np.ndarray:
+        """Smoothed posteriors ``p(y_t | X)`` (n_samples, n_components)."""
+        return chain.smooth(self.log_startprob_, self.log_transmat_, self._log_lik(X),
+                            lengths).posterior
+
+    def filter(self, X, lengths=None) -> np.ndarray:
+        """Filtered (causal) posteriors ``p(y_t | x_1..t)`` (n_samples, n_components)."""
+        return np.exp(chain.forward(self.log_startprob_, self.log_transmat_, self._log_lik(X),
+                                    lengths).log_alpha)
+
+    def decode(self, X, lengths=None, algorithm=None):
+        """``(log probability, state sequence)`` by ``algorithm`` ("viterbi" or "map").
+
+        Viterbi returns the joint log-probability of the best path; "map"
+        returns ``log p(X)`` and the per-frame argmax of the posteriors.
+        """
+        algorithm = self.algorithm if algorithm is None else algorithm
+        if algorithm == "viterbi":
+            v = chain.viterbi(self.log_startprob_, self.log_transmat_, self._log_lik(X), lengths)
+            return v.score, v.path
+        if algorithm == "map":
+            loglik, post = self.score_samples(X, lengths)
+            return loglik, post.argmax(axis=1)
+        raise ValueError("algorithm must be 'viterbi' or 'map', got %r" % (algorithm,))
+
+    def predict(self, X, lengths=None) -> np.ndarray:
+        """Most likely states (n_samples,) by ``self.algorithm`` (Viterbi by default)."""
+        return self.decode(X, lengths)[1]
+
+    def sample(self, n_samples: int = 1, random_state=None, currstate=None):
+        """``(X, states)``: ``n_samples`` frames from the model (one sequence).
+
+        ``random_state`` defaults to the model's; ``currstate`` fixes the first state.
+        """
+        n_samples = _check_int(n_samples, "n_samples", 0)
+        emissions = self._check()
+        rng = check_random_state(self.random_state if random_state is None else random_state)
+        states = chain.sample_path(self.startprob_, self.transmat_, n_samples, rng,
+                                   first=currstate)
+        return emissions.sample(states, rng), states
+
+    # -- model selection -------------------------------------------------------------
+    def _n_parameters(self) -> int:
+        params = parse_param_names(self.params, self._param_names(), "params")
+        K = self.startprob_.shape[0]
+        n = 0
+        if "startprob" in params:
+            n += K - 1
+        if "transmat" in params:
+            n += K * (K - 1)
+        return n + self._n_emission_parameters(params)
+
+    def _n_emission_parameters(self, params) -> int:
+        return self._emissions().n_parameters()
+
+    def aic(self, X, lengths=None) -> float:
+        """Akaike information criterion (lower is better)."""
+        return -2.0 * self.score(X, lengths) + 2.0 * self._n_parameters()
+
+    def bic(self, X, lengths=None) -> float:
+        """Bayesian information criterion (lower is better)."""
+        return -2.0 * self.score(X, lengths) + self._n_parameters() * np.log(len(X))
+
+    # -- learning -----------------------------------------------------------------
+    def _init(self, X, lengths, rng, init) -> None:
+        K = int(self.n_components)
+        if "startprob" in init:
+            self.startprob_ = np.full(K, 1.0 / K)
+        if "transmat" in init:
+            self.transmat_ = np.full((K, K), 1.0 / K)
+        self._init_emissions(X, lengths, rng, init)
+        for name in ("startprob", "transmat") + self._emission_names:
+            if name not in init and not hasattr(self, name + "_"):
+                raise ValueError("%s_ must be set before fit when %r is not in init_params"
+                                 % (name, name))
+
+    def _log_prior_emissions(self, emissions) -> float:
+        return 0.0
+
+    def fit(self, X, lengths=None):
+        """Estimate the parameters by EM (Baum-Welch) with ``n_init`` restarts.
+
+        Parameters named in ``init_params`` are (re)initialised for every restart;
+        the others start from their current values.  Only parameters named in
+        ``params`` are updated.  Returns ``self``.
+        """
+        self._validate_hyperparams()
+        X = self._validate_X(X, fit=True)
+        offsets = chain.lengths_to_offsets(len(X), lengths)
+        lens = np.diff(offsets)
+        names = self._param_names()
+        learn = parse_param_names(self.params, names, "params")
+        init = parse_param_names(self.init_params, names, "init_params")
+        K = int(self.n_components)
+        sp = _check_prior(self.startprob_prior, "startprob_prior", (K,))
+        tp = _check_prior(self.transmat_prior, "transmat_prior", (K, K))
+        rng = check_random_state(self.random_state)
+        saved = self._param_values()
+        best = None
+        best_values = None
+        for _ in range(int(self.n_init)):
+            self._set_param_values(saved)
+            self._init(X, lens, rng, init)
+            self._check()
+            res = em.baum_welch(
+                X, lens, self.startprob_, self.transmat_, self._emissions(),
+                m_step_emissions=lambda comp, stats: self._m_step_emissions(comp, stats, learn),
+                log_prior_emissions=self._log_prior_emissions,
+                learn_startprob="startprob" in learn, learn_transmat="transmat" in learn,
+                startprob_prior=sp, transmat_prior=tp, n_iter=int(self.n_iter),
+                tol=float(self.tol), verbose=bool(self.verbose), warn=False)
+            if best is None or res.lower_bound > best.lower_bound:
+                best = res
+                self.startprob_ = res.startprob
+                self.transmat_ = res.transmat
+                self._set_emissions(res.emissions)
+                best_values = self._param_values()
+        self._set_param_values(best_values)
+        monitor = ConvergenceMonitor(self.tol, self.n_iter, False)
+        monitor.history = list(best.history)
+        self.monitor_ = monitor
+        self.history_ = np.asarray(best.history)
+        self.lower_bound_ = best.lower_bound
+        self.converged_ = best.converged
+        self.n_iter_ = best.n_iter
+        if not best.converged:
+            warnings.warn("%s: EM did not converge in n_iter=%d iterations (tol=%g); the "
+                          "best of %d restart(s) is kept" % (type(self).__name__, self.n_iter,
+                                                           self.tol, self.n_init),
+                          ConvergenceWarning, stacklevel=2)
+        return self

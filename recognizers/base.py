@@ -1,0 +1,563 @@
+"""The recognizer contract: one interface for every activity recognizer.
+
+A recognizer maps a sequence of feature frames ``X`` (T, n_features) to
+activity labels (str codes such as ``"WF"``) and posteriors over ``classes_``.
+
+Contract (scikit-learn conventions, without depending on scikit-learn):
+
+* ``__init__`` takes keyword parameters and only stores them; they are checked
+  in ``fit`` against ``_parameter_constraints``.
+* Learned state ends in ``_`` (``classes_``, ``n_features_in_``, ...); using an
+  unfitted recognizer raises :class:`NotFittedError`.
+* ``fit(sequences, labels)`` returns ``self``; ``predict(X)`` gives the best
+  label sequence; ``predict_proba(X)`` smoothed posteriors (T, n_classes);
+  ``filter(X)`` causal (filtered) posteriors; ``score(X)`` where defined.
+* Streaming: ``reset()``, then ``step(x) -> (n_classes,)`` per frame or
+  ``step_block(X) -> (n, n_classes)`` per block; both continue one stream and
+  agree exactly with ``filter`` on the concatenated frames.
+* Capabilities are data: :class:`RecognizerTags`, from ``get_tags()``.
+* Persistence: ``save(path)`` / ``load(path)`` / :func:`load_recognizer` use an
+  ``.npz`` file read with ``allow_pickle=False``: numeric and fixed-width
+  string arrays plus a JSON header (kind, format_version, params, fitted
+  metadata) stored inside it as a ``uint8`` array.  Nothing in it can execute.
+* :data:`RECOGNIZERS` maps a kind (``"hmm"``) to its class, for the CLI's
+  ``--recognizer`` option and for :func:`load_recognizer`.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import json
+import math
+import numbers
+import os
+import tempfile
+import zipfile
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+__all__ = [
+    "ModelFormatError",
+    "NotFittedError",
+    "RecognizerTags",
+    "Interval",
+    "StrOptions",
+    "Recognizer",
+    "RECOGNIZERS",
+    "register_recognizer",
+    "get_recognizer_class",
+    "load_recognizer",
+    "check_is_fitted",
+    "clone",
+    "validate_params",
+    "MODEL_FILE_FORMAT",
+]
+
+#: Value of the header's ``format`` field; identifies a WalkerLab model file.
+MODEL_FILE_FORMAT = "walkerlab-recognizer"
+_HEADER_KEY = "__header__"
+
+
+class ModelFormatError(ValueError):
+    """A model file that is not one, or of another kind or version than asked for."""
+
+
+class NotFittedError(ValueError, AttributeError):
+    """A recognizer was used before ``fit`` (or ``load``)."""
+
+
+@dataclasses.dataclass(slots=True, frozen=True)
+class RecognizerTags:
+    """What a recognizer can do; tests and the GUI read these, not class names.
+
+    supports_streaming : ``reset``/``step``/``step_block`` work.
+    supports_partial_fit : ``partial_fit`` updates the model online.
+    requires_labels : ``fit`` needs label sequences (supervised).
+    """
+
+    supports_streaming: bool = True
+    supports_partial_fit: bool = False
+    requires_labels: bool = True
+
+
+# --------------------------------------------------------------------------- params
+
+
+@dataclasses.dataclass(frozen=True)
+class Interval:
+    """Numbers of ``type`` (``numbers.Integral`` or ``numbers.Real``) in a range.
+
+    ``closed`` is ``"left"``, ``"right"``, ``"both"`` or ``"neither"``; ``None``
+    bounds are open-ended.  Booleans and NaN never qualify.
+    """
+
+    type: type
+    left: float | None
+    right: float | None
+    closed: str = "both"
+
+    def is_satisfied_by(self, value) -> bool:
+        if isinstance(value, bool) or not isinstance(value, self.type):
+            return False
+        if isinstance(value, numbers.Real) and math.isnan(value):
+            return False
+        if self.left is not None:
+            if value < self.left or (value == self.left and self.closed in ("right", "neither")):
+                return False
+        if self.right is not None:
+            if value > self.right or (value == self.right and self.closed in ("left", "neither")):
+                return False
+        return True
+
+    def __str__(self) -> str:
+        kind = "an int" if issubclass(self.type, numbers.Integral) else "a real number"
+        lb = "[" if self.closed in ("left", "both") else "("
+        rb = "]" if self.closed in ("right", "both") else ")"
+        lo = "-inf" if self.left is None else repr(self.left)
+        hi = "inf" if self.right is None else repr(self.right)
+        return "%s in the range %s%s, %s%s" % (kind, lb, lo, hi, rb)
+
+
+@dataclasses.dataclass(frozen=True)
+class StrOptions:
+    """One of a fixed set of strings."""
+
+    options: frozenset
+
+    def __init__(self, options):
+        object.__setattr__(self, "options", frozenset(options))
+
+    def is_satisfied_by(self, value) -> bool:
+        return isinstance(value, str) and value in self.options
+
+    def __str__(self) -> str:
+        return "a str among %s" % sorted(self.options)
+
+
+def validate_params(recognizer) -> None:
+    """Check ``get_params(deep=False)`` against ``_parameter_constraints``.
+
+    Raises ``ValueError`` naming the parameter, the allowed values and the
+    value received.
+    """
+    constraints = getattr(recognizer, "_parameter_constraints", {})
+    for name, value in recognizer.get_params(deep=False).items():
+        allowed = constraints.get(name)
+        if allowed is None:
+            continue
+        if not any(c is None and value is None or (c is not None and c.is_satisfied_by(value))
+                   for c in allowed):
+            options = " or ".join("None" if c is None else str(c) for c in allowed)
+            raise ValueError("the %r parameter of %s must be %s; got %r"
+                             % (name, type(recognizer).__name__, options, value))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def check_is_fitted(recognizer, attributes=None, *, msg=None, all_or_any=all) -> None:
+    """Raise :class:`NotFittedError` unless ``recognizer`` is fitted.
+
+    Fitted means: the given ``attributes`` exist, or (by default) any public
+    attribute ending in ``_`` exists, or ``__recognizer_is_fitted__()`` is true.
+    """
+    if attributes is not None:
+        if isinstance(attributes, str):
+            attributes = [attributes]
+        fitted = all_or_any(hasattr(recognizer, a) for a in attributes)
+    elif hasattr(recognizer, "__recognizer_is_fitted__"):
+        fitted = recognizer.__recognizer_is_fitted__()
+    else:
+        fitted = any(k.endswith("_") and not k.startswith("__") and not k.startswith("_")
+                     for k in vars(recognizer))
+    if not fitted:
+        if msg is None:
+            msg = ("This %(name)s instance is not fitted yet; call fit(sequences, labels) "
+                   "or load a saved model first.")
+        raise NotFittedError(msg % {"name": type(recognizer).__name__})
+
+
+def clone(recognizer):
+    """An unfitted copy with the same parameters (nested recognizers cloned).
+
+    Raises ``RuntimeError`` when the constructor does not store a parameter as
+    given (the contract requires ``__init__`` to only record its arguments).
+    """
+    params = recognizer.get_params(deep=False)
+    new_params = {k: clone(v) if hasattr(v, "get_params") and not isinstance(v, type)
+                  else copy.deepcopy(v) for k, v in params.items()}
+    new = type(recognizer)(**new_params)
+    stored = new.get_params(deep=False)
+    for name, value in new_params.items():
+        if stored[name] is not value:
+            raise RuntimeError("cannot clone %r: its constructor either does not set or "
+                               "modifies parameter %r" % (recognizer, name))
+    return new
+
+
+def _check_sequence(X, name) -> np.ndarray:
+    """One sequence as float64 C-contiguous (T, n_features)."""
+    arr = np.asarray(X)
+    if arr.dtype.kind not in "biuf":
+        raise ValueError("%s must be numeric, got dtype %s" % (name, arr.dtype))
+    if arr.ndim != 2:
+        raise ValueError("%s must be 2-D (n_frames, n_features), got shape %s"
+                         % (name, arr.shape))
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def _as_sequence_list(sequences, name):
+    """A list of arrays from a list of sequences or one 2-D array."""
+    if isinstance(sequences, np.ndarray):
+        if sequences.dtype == object:
+            return list(sequences)
+        return [sequences]
+    if not isinstance(sequences, (list, tuple)):
+        raise TypeError("%s must be a list of sequences, got %s"
+                        % (name, type(sequences).__name__))
+    return list(sequences)
+
+
+# --------------------------------------------------------------------------- base class
+
+
+class Recognizer(ABC):
+    """Base class of every recognizer: parameters, validation, streaming, files.
+
+    Subclasses set ``kind`` (the registry and file name of the model type),
+    ``format_version`` (bumped when the saved arrays change meaning),
+    ``_parameter_constraints`` and ``_tags``; and implement ``fit``,
+    ``predict_proba``, ``filter``, ``reset``, ``step``, ``_get_state`` and
+    ``_set_state``.
+    """
+
+    kind: ClassVar[str] = ""
+    format_version: ClassVar[int] = 1
+    #: Oldest file version this class can still read.
+    min_format_version: ClassVar[int] = 1
+    _parameter_constraints: ClassVar[dict] = {}
+    _tags: ClassVar[RecognizerTags] = RecognizerTags()
+
+    # -- parameters -------------------------------------------------------------
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        params = [p for p in inspect.signature(init).parameters.values()
+                  if p.name != "self" and p.kind != p.VAR_KEYWORD]
+        for p in params:
+            if p.kind == p.VAR_POSITIONAL:
+                raise RuntimeError("%s.__init__ must not take *args (%s): parameters are "
+                                   "read from its signature" % (cls.__name__, p))
+        return sorted(p.name for p in params)
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Constructor parameters by name (``deep``: also ``outer__inner`` of nested ones)."""
+        out = {}
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update(("%s__%s" % (name, k), v) for k, v in value.get_params().items())
+            out[name] = value
+        return out
+
+    def set_params(self, **params):
+        """Set constructor parameters (``outer__inner`` for nested ones); returns self."""
+        valid = self.get_params(deep=True)
+        nested: dict[str, dict] = {}
+        for key, value in params.items():
+            name, delim, sub = key.partition("__")
+            if name not in valid:
+                raise ValueError("invalid parameter %r for %s; valid parameters are %s"
+                                 % (name, type(self).__name__, sorted(self._get_param_names())))
+            if delim:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+                valid[name] = value
+        for name, sub in nested.items():
+            valid[name].set_params(**sub)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__)
+                    .parameters.values() if p.default is not p.empty}
+        shown = ["%s=%r" % (k, v) for k, v in self.get_params(deep=False).items()
+                 if k not in defaults or not _same(v, defaults[k])]
+        return "%s(%s)" % (type(self).__name__, ", ".join(shown))
+
+    def get_tags(self) -> RecognizerTags:
+        """This recognizer's capabilities."""
+        return self._tags
+
+    def _validate_params(self) -> None:
+        validate_params(self)
+
+    # -- input validation -------------------------------------------------------
+    def _validate_X(self, X, *, reset: bool, name: str = "X") -> np.ndarray:
+        """One sequence as float64 C-contiguous (T, n_features).
+
+        ``reset=True`` (in ``fit``) records ``n_features_in_``; otherwise the
+        feature count must match it.  NaN is allowed (a missing reading).
+        """
+        arr = _check_sequence(X, name)
+        if reset:
+            self.n_features_in_ = arr.shape[1]
+        else:
+            check_is_fitted(self)
+            if arr.shape[1] != self.n_features_in_:
+                raise ValueError("%s has %d features, but %s was fitted with %d"
+                                 % (name, arr.shape[1], type(self).__name__,
+                                    self.n_features_in_))
+        return arr
+
+    def _validate_frame(self, x) -> np.ndarray:
+        """One frame as float64 (n_features,)."""
+        arr = np.asarray(x, dtype=np.float64)
+        if arr.shape != (self.n_features_in_,):
+            raise ValueError("a frame must have shape (%d,), got %s"
+                             % (self.n_features_in_, arr.shape))
+        return arr
+
+    def _validate_fit_data(self, sequences, labels):
+        """Lists of float64 (T_i, n_features) arrays and str (T_i,) label arrays.
+
+        Sets ``n_features_in_`` and ``classes_`` (sorted distinct labels).
+        """
+        seqs = _as_sequence_list(sequences, "sequences")
+        if not seqs:
+            raise ValueError("fit needs at least one sequence")
+        if labels is None:
+            raise ValueError("%s is supervised: fit(sequences, labels) needs labels"
+                             % type(self).__name__)
+        labs = _as_sequence_list(labels, "labels")
+        if len(labs) != len(seqs):
+            raise ValueError("got %d sequences but %d label sequences" % (len(seqs), len(labs)))
+        out_X, out_y = [], []
+        n_features = None
+        for i, (X, y) in enumerate(zip(seqs, labs)):
+            X = _check_sequence(X, "sequences[%d]" % i)
+            if n_features is None:
+                n_features = X.shape[1]
+            elif X.shape[1] != n_features:
+                raise ValueError("sequences[%d] has %d features, sequences[0] has %d"
+                                 % (i, X.shape[1], n_features))
+            y = np.asarray(y)
+            if y.ndim != 1 or y.shape[0] != X.shape[0]:
+                raise ValueError("labels[%d] has shape %s but sequences[%d] has %d frames"
+                                 % (i, y.shape, i, X.shape[0]))
+            out_X.append(X)
+            out_y.append(y.astype(str))
+        classes = np.unique(np.concatenate(out_y))
+        if classes.size == 0:
+            raise ValueError("fit needs at least one labelled frame")
+        # Set only once everything is checked, so a failed fit changes nothing.
+        self.n_features_in_ = n_features
+        self.classes_ = classes
+        return out_X, out_y
+
+    # -- the interface ----------------------------------------------------------
+    @abstractmethod
+    def fit(self, sequences, labels=None, *, feature_set: str | None = None):
+        """Learn from ``sequences`` (list of (T_i, n_features)) and ``labels``.
+
+        ``feature_set`` (e.g. ``"cop"``) is recorded as ``feature_set_`` so the
+        live pipeline computes the features the model was trained on.
+        Returns ``self``.
+        """
+
+    @abstractmethod
+    def predict_proba(self, X) -> np.ndarray:
+        """Posteriors over ``classes_`` given the whole sequence, (T, n_classes)."""
+
+    @abstractmethod
+    def filter(self, X) -> np.ndarray:
+        """Causal posteriors ``p(y_t | x_1..t)``, (T, n_classes), from a fresh start."""
+
+    @abstractmethod
+    def reset(self) -> None:
+        """Start a new stream (the next ``step`` is the first frame)."""
+
+    @abstractmethod
+    def step(self, x) -> np.ndarray:
+        """Consume one frame (n_features,); return its filtered posterior (n_classes,)."""
+
+    def predict(self, X) -> np.ndarray:
+        """The best label sequence (T,) of str; default: argmax of ``predict_proba``."""
+        check_is_fitted(self)
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def step_block(self, X) -> np.ndarray:
+        """Consume a block of frames (n, n_features); posteriors (n, n_classes)."""
+        X = self._validate_X(X, reset=False)
+        out = np.empty((X.shape[0], len(self.classes_)))
+        for t in range(X.shape[0]):
+            out[t] = self.step(X[t])
+        return out
+
+    # -- persistence ------------------------------------------------------------
+    @abstractmethod
+    def _get_state(self) -> dict[str, np.ndarray]:
+        """Fitted state as plain arrays (numeric or fixed-width str; no objects)."""
+
+    @abstractmethod
+    def _set_state(self, arrays: dict[str, np.ndarray]) -> None:
+        """Restore fitted state from :meth:`_get_state` arrays."""
+
+    def save(self, path) -> Path:
+        """Write the fitted recognizer to ``path`` (an .npz file; no pickle).
+
+        The file is written to a temporary name and renamed, so a crash never
+        leaves a half-written model behind.  Returns the path.
+        """
+        check_is_fitted(self)
+        path = Path(path)
+        arrays = dict(self._get_state())
+        arrays["classes"] = np.asarray(self.classes_, dtype=str)
+        for key, value in arrays.items():
+            if key == _HEADER_KEY or np.asarray(value).dtype == object:
+                raise TypeError("state array %r cannot be saved without pickle" % key)
+        header = {
+            "format": MODEL_FILE_FORMAT,
+            "kind": self.kind,
+            "format_version": self.format_version,
+            "params": self.get_params(deep=False),
+            "n_features_in": int(self.n_features_in_),
+            "feature_set": getattr(self, "feature_set_", None),
+        }
+        arrays[_HEADER_KEY] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp",
+                                   dir=path.parent if str(path.parent) else ".")
+        try:
+            with os.fdopen(fd, "wb") as fh:  # a handle keeps np.savez from adding ".npz"
+                np.savez(fh, **arrays)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path):
+        """Read a model saved by :meth:`save`.
+
+        Called on a subclass, the file must hold that kind; called on
+        :class:`Recognizer` it dispatches like :func:`load_recognizer`.
+        Raises :class:`ModelFormatError` for anything else.
+        """
+        header, arrays = _read_model_file(path)
+        kind = header["kind"]
+        if cls is Recognizer or not cls.kind:
+            target = RECOGNIZERS.get(kind)
+            if target is None:
+                raise ModelFormatError(
+                    "%s holds a recognizer of unknown kind %r (known kinds: %s)"
+                    % (path, kind, ", ".join(sorted(RECOGNIZERS)) or "none"))
+        elif kind != cls.kind:
+            raise ModelFormatError("%s holds a %r model, not %r; load it with "
+                                   "recognizers.load_recognizer" % (path, kind, cls.kind))
+        else:
+            target = cls
+        version = header["format_version"]
+        if not target.min_format_version <= version <= target.format_version:
+            raise ModelFormatError(
+                "%s is a %r model of format version %d; this WalkerLab reads versions "
+                "%d to %d" % (path, kind, version, target.min_format_version,
+                              target.format_version))
+        params = header.get("params")
+        if not isinstance(params, dict):
+            raise ModelFormatError("%s: header has no parameter table" % path)
+        try:
+            obj = target(**params)
+        except TypeError as exc:
+            raise ModelFormatError("%s: parameters do not fit %s (%s)"
+                                   % (path, target.__name__, exc)) from None
+        try:
+            obj.classes_ = np.asarray(arrays["classes"], dtype=str)
+            obj.n_features_in_ = int(header["n_features_in"])
+            obj.feature_set_ = header.get("feature_set")
+            obj._set_state(arrays)
+        except (KeyError, ValueError, IndexError) as exc:
+            raise ModelFormatError("%s: damaged %r model (%s: %s)"
+                                   % (path, kind, type(exc).__name__, exc)) from None
+        return obj
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b) or (a is b)
+    except Exception:
+        return a is b
+
+
+def _read_model_file(path):
+    """(header dict, arrays dict) of a model file, or :class:`ModelFormatError`."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            if not hasattr(npz, "files"):
+                raise ModelFormatError("%s is not a WalkerLab model file (a bare .npy array)"
+                                       % path)
+            if _HEADER_KEY not in npz.files:
+                raise ModelFormatError("%s is not a WalkerLab model file (no header)" % path)
+            raw = npz[_HEADER_KEY]
+            arrays = {k: npz[k] for k in npz.files if k != _HEADER_KEY}
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except ModelFormatError:
+        raise
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
+        raise ModelFormatError("%s is not a WalkerLab model file (%s)"
+                               % (path, str(exc).splitlines()[0] if str(exc) else
+                                  type(exc).__name__)) from None
+    try:
+        header = json.loads(np.asarray(raw, dtype=np.uint8).tobytes().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, TypeError):
+        raise ModelFormatError("%s: model header is not valid JSON" % path) from None
+    if not isinstance(header, dict) or header.get("format") != MODEL_FILE_FORMAT:
+        raise ModelFormatError("%s is not a WalkerLab model file (header format %r)"
+                               % (path, header.get("format") if isinstance(header, dict)
+                                  else None))
+    kind, version = header.get("kind"), header.get("format_version")
+    if not isinstance(kind, str) or isinstance(version, bool) or not isinstance(version, int):
+        raise ModelFormatError("%s: model header lacks a kind or an integer format_version"
+                               % path)
+    return header, arrays
+
+
+# --------------------------------------------------------------------------- registry
+
+#: kind -> recognizer class; filled by :func:`register_recognizer`.
+RECOGNIZERS: dict[str, type[Recognizer]] = {}
+
+
+def register_recognizer(cls):
+    """Class decorator: make ``cls`` selectable by ``cls.kind``."""
+    if not cls.kind:
+        raise ValueError("%s has no kind to register under" % cls.__name__)
+    other = RECOGNIZERS.get(cls.kind)
+    if other is not None and other is not cls:
+        raise ValueError("recognizer kind %r is already taken by %s"
+                         % (cls.kind, other.__name__))
+    RECOGNIZERS[cls.kind] = cls
+    return cls
+
+
+def get_recognizer_class(kind: str) -> type[Recognizer]:
+    """The class registered as ``kind`` (``ValueError`` listing the known kinds)."""
+    try:
+        return RECOGNIZERS[kind]
+    except KeyError:
+        raise ValueError("unknown recognizer %r; choose one of: %s"
+                         % (kind, ", ".join(sorted(RECOGNIZERS)))) from None
+
+
+def load_recognizer(path) -> Recognizer:
+    """Load a saved recognizer of any registered kind."""
+    return Recognizer.load(path)

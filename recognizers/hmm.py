@@ -1,0 +1,1097 @@
+"""The thesis's discrete multi-sensor HMM (Omar 2016, 6.2-6.4), supervised and
+unsupervised, and the hmmlearn-compatible HMM classes.
+
+The hidden state is the activity; each feature column ("sensor") is
+discretised into equal-frequency bins (6.6, M = 20) and emits one symbol per
+frame; sensors are independent given the activity, so a frame's likelihood is a
+product of per-sensor categoricals.  Supervised learning counts (eqs 6.12,
+6.14) with Dirichlet pseudo-counts, so a bin never seen with an activity still
+has non-zero probability (the thesis's 6.14 has no pseudo-counts; see the
+reading guide).  Transitions come either from counts or from the persistence
+model of eq 6.13, ``theta[y][y] = tau / (N + tau - 1)``, otherwise
+``1 / (N + tau - 1)``, which the thesis prefers because the fixed course biases
+the counted transitions.
+
+Layers:
+
+* :class:`CategoricalEmissions`: the emission component
+  (``log_likelihood``, ``init_stats``, ``accumulate``, ``m_step``) over typed
+  :class:`CategoricalStats`, so EM and Gibbs can reuse it with soft or sampled
+  state assignments;
+* :class:`MultiCategoricalHMM`: start, transition and emission parameters over
+  integer symbols, with hmmlearn-style attributes; inference via
+  :mod:`recognizers.modelling.chain`.  Built from parameters
+  (``MultiCategoricalHMM(startprob, transmat, emissions)``, the supervised
+  path) or hmmlearn-style (``MultiCategoricalHMM(n_components=7).fit(X,
+  lengths)``: Baum-Welch, thesis 6.15-6.18, with random restarts);
+* :class:`CategoricalHMM`: hmmlearn's single-sensor model (same API);
+* :class:`CollapsedGibbsHMM`: the multi-sensor model learned by collapsed Gibbs
+  sampling (thesis 6.4.4, Alg 7, eq 6.20 corrected);
+* :class:`HMMRecognizer`: the walker recognizer (float features, str labels,
+  streaming, model files).
+
+The continuous-emission models :class:`GaussianHMM` and :class:`GMMHMM` live
+in :mod:`recognizers._gaussian_hmm` and are re-exported here, so switching from
+hmmlearn is a change of import::
+
+    from recognizers.hmm import GaussianHMM, GMMHMM, CategoricalHMM, MultiCategoricalHMM
+
+Missing readings (NaN features) get the discretiser's missing symbol, which
+has log-likelihood 0 in every state: the sensor is left out of that frame.
+"""
+from __future__ import annotations
+
+import dataclasses
+import numbers
+import warnings
+
+import numba
+import numpy as np
+
+from recognizers._gaussian_hmm import GMMHMM, GaussianHMM
+from recognizers._hmm_base import BaseHMM, parse_param_names
+from recognizers.base import (
+    Interval,
+    NotFittedError,
+    Recognizer,
+    RecognizerTags,
+    StrOptions,
+    check_is_fitted,
+    register_recognizer,
+)
+from recognizers.discretize import EqualFrequencyDiscretizer, _bin_row_into
+from recognizers.modelling import chain, gibbs
+from recognizers.modelling.chain import (
+    forward_init_into,
+    forward_step_into,
+    transition_exp_into,
+)
+from recognizers.modelling.em import ConvergenceWarning, check_random_state, dirichlet_log_prior
+
+__all__ = [
+    "CategoricalStats",
+    "CategoricalEmissions",
+    "SupervisedCounts",
+    "count_supervised",
+    "persistence_transmat",
+    "normalize_counts",
+    "MultiCategoricalHMM",
+    "CategoricalHMM",
+    "CollapsedGibbsHMM",
+    "GaussianHMM",
+    "GMMHMM",
+    "ConvergenceWarning",
+    "HMMRecognizer",
+]
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@numba.njit(cache=True)
+def _emission_row_into(sym_row, log_table, out):
+    """out[k] = sum_s log_table[s, sym_row[s], k] (sensors in order)."""
+    k = out.shape[0]
+    for j in range(k):
+        out[j] = 0.0
+    for s in range(sym_row.shape[0]):
+        row = log_table[s, sym_row[s]]
+        for j in range(k):
+            out[j] += row[j]
+
+
+@numba.njit(cache=True)
+def _emission_rows_into(sym, log_table, out):
+    """``_emission_row_into`` for every frame (same summation order, so equal results)."""
+    k = out.shape[1]
+    n_s = sym.shape[1]
+    for t in range(sym.shape[0]):
+        for j in range(k):
+            acc = 0.0
+            for s in range(n_s):
+                acc += log_table[s, sym[t, s], j]
+            out[t, j] = acc
+
+
+@numba.njit(cache=True)
+def _accumulate_soft(sym, post, missing, counts):
+    for t in range(sym.shape[0]):
+        for s in range(sym.shape[1]):
+            e = sym[t, s]
+            if e == missing[s]:
+                continue
+            for k in range(post.shape[1]):
+                counts[s, k, e] += post[t, k]
+
+
+@numba.njit(cache=True)
+def _accumulate_hard(sym, states, missing, counts):
+    for t in range(sym.shape[0]):
+        k = states[t]
+        for s in range(sym.shape[1]):
+            e = sym[t, s]
+            if e != missing[s]:
+                counts[s, k, e] += 1.0
+
+
+@numba.njit(cache=True)
+def _hmm_frame(x, started, prev, out, edges, offsets, missing, log_table, log_pi, log_A,
+               exp_A, colmax, sym, ll, scratch, post):
+    """One frame of the live filter: bin, look up, filter, exponentiate."""
+    _bin_row_into(x, edges, offsets, missing, sym)
+    _emission_row_into(sym, log_table, ll)
+    if started:
+        c = forward_step_into(prev, log_A, exp_A, colmax, ll, out, scratch)
+    else:
+        c = forward_init_into(log_pi, ll, out)
+    for j in range(post.shape[0]):
+        post[j] = np.exp(out[j])
+    return c
+
+
+@numba.njit(cache=True)
+def _hmm_run(X, started, alpha, cur, edges, offsets, missing, log_table, log_pi, log_A,
+             exp_A, colmax, sym, ll, scratch, posts):
+    """Filter frames X from state ``alpha[cur]`` (``started``); returns the new ``cur``.
+
+    ``alpha`` (2, K) is a ping-pong buffer: each frame reads ``alpha[cur]`` and
+    writes ``alpha[1 - cur]``.
+    """
+    for t in range(X.shape[0]):
+        nxt = 1 - cur
+        _hmm_frame(X[t], started, alpha[cur], alpha[nxt], edges, offsets, missing,
+                   log_table, log_pi, log_A, exp_A, colmax, sym, ll, scratch, posts[t])
+        started = True
+        cur = nxt
+    return cur
+
+
+@numba.njit(cache=True)
+def _hmm_step(x, started, alpha, cur, edges, offsets, missing, log_table, log_pi, log_A,
+              exp_A, colmax, sym, ll, scratch, post):
+    nxt = 1 - cur
+    _hmm_frame(x, started, alpha[cur], alpha[nxt], edges, offsets, missing, log_table,
+               log_pi, log_A, exp_A, colmax, sym, ll, scratch, post)
+    return nxt
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def normalize_counts(counts, pseudocount: float, valid=None) -> np.ndarray:
+    """``(counts + pseudocount) / row total`` along the last axis.
+
+    ``valid`` (same shape, bool) restricts both the pseudo-counts and the
+    normalisation to valid entries; invalid entries become 0.
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    if valid is None:
+        num = c + pseudocount
+    else:
+        num = np.where(valid, c + pseudocount, 0.0)
+    tot = num.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = num / tot
+    return np.where(tot > 0, out, 0.0)
+
+
+def persistence_transmat(n_states: int, tau: float) -> np.ndarray:
+    """Thesis eq 6.13: ``tau / (N + tau - 1)`` on the diagonal, ``1 / (N + tau - 1)`` off it."""
+    if n_states < 1:
+        raise ValueError("n_states must be >= 1, got %r" % (n_states,))
+    if not tau > 0:
+        raise ValueError("tau must be > 0, got %r" % (tau,))
+    denom = n_states + tau - 1.0
+    A = np.full((n_states, n_states), 1.0 / denom)
+    np.fill_diagonal(A, tau / denom)
+    return A
+
+
+def _log(p) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.log(p)
+
+
+# --------------------------------------------------------------------------- emissions
+
+
+def _check_n_values(n_values) -> np.ndarray:
+    nv = np.asarray(n_values)
+    if nv.ndim != 1 or nv.size == 0 or nv.dtype.kind not in "iu" or np.any(nv < 1):
+        raise ValueError("n_values must be a non-empty 1-D array of ints >= 1, got %r"
+                         % (n_values,))
+    return np.ascontiguousarray(nv, dtype=np.int64)
+
+
+@dataclasses.dataclass(slots=True)
+class CategoricalStats:
+    """Sufficient statistics of :class:`CategoricalEmissions`.
+
+    counts : (n_sensors, n_components, max(n_values) + 1) float
+        (Expected) number of frames in state k showing symbol e on sensor s.
+        Missing readings (symbol ``n_values[s]``) are never counted.
+    n_values : (n_sensors,) int64
+    """
+
+    counts: np.ndarray
+    n_values: np.ndarray
+
+    @classmethod
+    def zeros(cls, n_components: int, n_values) -> "CategoricalStats":
+        nv = _check_n_values(n_values)
+        return cls(np.zeros((nv.size, int(n_components), int(nv.max()) + 1)), nv)
+
+    def add(self, X, *, posterior=None, states=None) -> None:
+        """Count the frames of symbols ``X`` (T, n_sensors) in place.
+
+        Weighted either by ``posterior`` (T, K) (EM's soft counts) or by
+        ``states`` (T,) ints (labels, Gibbs samples).  ``X`` must hold valid
+        symbols (from the discretiser or ``check_symbols``).
+        """
+        X = np.ascontiguousarray(X, dtype=np.int64)
+        if X.ndim != 2 or X.shape[1] != self.n_values.size:
+            raise ValueError("symbols must have shape (T, %d), got %s"
+                             % (self.n_values.size, X.shape))
+        K = self.counts.shape[1]
+        if posterior is not None:
+            post = np.ascontiguousarray(posterior, dtype=np.float64)
+            if post.shape != (X.shape[0], K):
+                raise ValueError("posterior has shape %s, expected (%d, %d)"
+                                 % (post.shape, X.shape[0], K))
+            _accumulate_soft(X, post, self.n_values, self.counts)
+        elif states is not None:
+            st = np.ascontiguousarray(states, dtype=np.int64)
+            if st.shape != (X.shape[0],) or (st.size and (st.min() < 0 or st.max() >= K)):
+                raise ValueError("states must be (%d,) ints in 0..%d" % (X.shape[0], K - 1))
+            _accumulate_hard(X, st, self.n_values, self.counts)
+        else:
+            raise ValueError("add() needs posterior or states")
+
+
+class CategoricalEmissions:
+    """Independent categorical emissions, one per sensor, given the state.
+
+    Symbols of sensor ``s`` are ``0 .. n_values[s] - 1``; the symbol
+    ``n_values[s]`` means *missing* and has likelihood 1 in every state.
+
+    Parameters
+    ----------
+    emissionprob : (n_sensors, n_components, >= max(n_values)) array
+        ``P(e^s = e | y = k)`` over ``e < n_values[s]``; entries from
+        ``n_values[s]`` on are ignored.
+
+    Attributes
+    ----------
+    emissionprob : (n_sensors, n_components, max(n_values) + 1)
+        Zero from ``n_values[s]`` on (the missing symbol and padding).
+    log_table : (n_sensors, max(n_values) + 1, n_components)
+        ``log P(e | k)`` laid out for lookups: 0 at the missing symbol,
+        ``-inf`` in the padding.
+    """
+
+    def __init__(self, emissionprob, n_values):
+        nv = _check_n_values(n_values)
+        B = np.asarray(emissionprob, dtype=np.float64)
+        if B.ndim != 3 or B.shape[0] != nv.size or B.shape[1] < 1 or B.shape[2] < nv.max():
+            raise ValueError("emissionprob has shape %s; expected (%d, K, >= %d)"
+                             % (B.shape, nv.size, nv.max()))
+        M = int(nv.max()) + 1  # one more for the missing symbol
+        prob = np.zeros((nv.size, B.shape[1], M))
+        for s, n in enumerate(nv):
+            prob[s, :, :n] = B[s, :, :n]
+        if np.any(prob < 0) or not np.all(np.isfinite(prob)):
+            raise ValueError("emissionprob must be finite and non-negative")
+        self.emissionprob = prob
+        self.n_values = nv
+        table = np.full((nv.size, M, B.shape[1]), -np.inf)
+        for s, n in enumerate(nv):
+            table[s, :n, :] = _log(prob[s, :, :n]).T
+            table[s, n, :] = 0.0  # missing reading: no evidence
+        self.log_table = np.ascontiguousarray(table)
+
+    @property
+    def n_sensors(self) -> int:
+        return int(self.n_values.size)
+
+    @property
+    def n_components(self) -> int:
+        return int(self.emissionprob.shape[1])
+
+    @property
+    def missing_symbols(self) -> np.ndarray:
+        """The symbol of a missing reading, per sensor (= ``n_values``)."""
+        return self.n_values
+
+    def check_symbols(self, X) -> np.ndarray:
+        """``X`` as int64 (T, n_sensors), every symbol in range, else ``ValueError``."""
+        X = np.asarray(X)
+        if X.ndim != 2 or X.shape[1] != self.n_sensors:
+            raise ValueError("symbols must have shape (T, %d), got %s"
+                             % (self.n_sensors, X.shape))
+        if X.size and X.dtype.kind not in "iu":
+            raise ValueError("symbols must be integers, got dtype %s" % X.dtype)
+        X = np.ascontiguousarray(X, dtype=np.int64)
+        if X.size and (X.min() < 0 or np.any(X > self.n_values)):
+            raise ValueError("symbols out of range: sensor s takes 0..%s (the last is "
+                             "'missing')" % self.n_values.tolist())
+        return X
+
+    def log_likelihood(self, X, out=None) -> np.ndarray:
+        """``log p(x_t | y_t = k)`` (T, n_components) for symbols ``X`` (T, n_sensors).
+
+        ``out``: optional C-contiguous float64 (T, n_components) buffer to fill.
+        """
+        X = self.check_symbols(X)
+        shape = (X.shape[0], self.n_components)
+        if out is None:
+            out = np.empty(shape)
+        elif out.shape != shape or out.dtype != np.float64 or not out.flags.c_contiguous:
+            raise ValueError("out must be a C-contiguous float64 array of shape %s" % (shape,))
+        _emission_rows_into(X, self.log_table, out)
+        return out
+
+    def n_parameters(self) -> int:
+        """Free parameters: ``sum_s K (n_values[s] - 1)``."""
+        return int(self.n_components * (self.n_values - 1).sum())
+
+    def valid_mask(self) -> np.ndarray:
+        """(n_sensors, 1, max(n_values) + 1) bool: the value symbols of each sensor."""
+        M = self.emissionprob.shape[2]
+        return (np.arange(M)[None, :] < self.n_values[:, None])[:, None, :]
+
+    def sample(self, states, rng) -> np.ndarray:
+        """One symbol per sensor for each state in ``states``: (n, n_sensors) int64."""
+        states = np.asarray(states, dtype=np.int64)
+        out = np.empty((states.size, self.n_sensors), dtype=np.int64)
+        for s, n in enumerate(self.n_values):
+            cum = np.cumsum(self.emissionprob[s, :, :n], axis=1)
+            u = rng.random(states.size) * cum[states, -1]
+            out[:, s] = np.minimum((u[:, None] >= cum[states]).sum(axis=1), n - 1)
+        return out
+
+    def init_stats(self) -> CategoricalStats:
+        """Zero statistics shaped for this component."""
+        return CategoricalStats.zeros(self.n_components, self.n_values)
+
+    def accumulate(self, stats: CategoricalStats, X, posterior) -> None:
+        """E-step accumulation: add ``posterior``-weighted symbol counts of ``X``."""
+        stats.add(self.check_symbols(X), posterior=posterior)
+
+    def m_step(self, stats: CategoricalStats, pseudocount: float = 1.0) -> "CategoricalEmissions":
+        """New emissions from ``stats`` (a new object; ``self`` is unchanged)."""
+        return type(self).from_stats(stats, pseudocount)
+
+    @classmethod
+    def from_stats(cls, stats: CategoricalStats,
+                   pseudocount: float = 1.0) -> "CategoricalEmissions":
+        """``max(counts + pseudocount, 0) / total`` over each sensor's value symbols.
+
+        With ``pseudocount > 0`` no symbol ever gets probability 0.  A negative
+        pseudo-count (a Dirichlet concentration below 1) clips at 0 as in
+        hmmlearn.
+        """
+        nv = stats.n_values
+        S, K, M = stats.counts.shape
+        valid = np.broadcast_to(np.arange(M)[None, None, :] < nv[:, None, None], (S, K, M))
+        counts = stats.counts if pseudocount >= 0 else np.maximum(stats.counts + pseudocount,
+                                                                  0.0) - pseudocount
+        return cls(normalize_counts(counts, pseudocount, valid), nv)
+
+
+# --------------------------------------------------------------------------- core HMM
+
+
+@dataclasses.dataclass(slots=True)
+class SupervisedCounts:
+    """Counts of labelled sequences (thesis 6.12, 6.14).
+
+    start : (K,) number of sequences starting in each state
+    trans : (K, K) ``trans[i, j]`` = number of steps ``i -> j``
+    emission : :class:`CategoricalStats`
+    """
+
+    start: np.ndarray
+    trans: np.ndarray
+    emission: CategoricalStats
+
+
+def count_supervised(symbols, states, n_components: int, n_values) -> SupervisedCounts:
+    """Count starts, transitions and emissions of labelled symbol sequences.
+
+    ``symbols``: list of (T_i, n_sensors) int arrays; ``states``: list of
+    (T_i,) int arrays in ``0 .. n_components - 1``.
+    """
+    K = int(n_components)
+    start = np.zeros(K)
+    trans = np.zeros((K, K))
+    em = CategoricalStats.zeros(K, n_values)
+    for X, y in zip(symbols, states):
+        y = np.asarray(y, dtype=np.int64)
+        if y.size == 0:
+            continue
+        start[y[0]] += 1
+        np.add.at(trans, (y[:-1], y[1:]), 1.0)
+        em.add(X, states=y)
+    return SupervisedCounts(start, trans, em)
+
+
+class MultiCategoricalHMM(BaseHMM):
+    """HMM over integer symbols, one categorical per sensor given the state.
+
+    Two ways to build one:
+
+    * from parameters (the supervised path, :meth:`from_counts`)::
+
+          MultiCategoricalHMM(startprob, transmat, CategoricalEmissions(B, n_values))
+
+    * hmmlearn-style, then learned by Baum-Welch (thesis 6.15-6.18)::
+
+          MultiCategoricalHMM(n_components=7, n_init=20, random_state=0).fit(X, lengths)
+
+      (``MultiCategoricalHMM(7)`` also works, as ``hmmlearn.hmm.CategoricalHMM(7)``).
+
+    Inputs ``X`` are symbols (n_samples, n_sensors) of an integer dtype; sensor
+    ``s`` takes ``0 .. n_values[s] - 1`` and the symbol ``n_values[s]`` means a
+    missing reading (no evidence).  Several sequences are concatenated and
+    described by ``lengths``.
+
+    Hyperparameters (hmmlearn names; see :class:`recognizers._hmm_base.BaseHMM`)
+    ---------------------------------------------------------------------------
+    n_components : number of states (default 1, or taken from the parameters)
+    n_values : (n_sensors,) ints, or None to use ``X.max(axis=0) + 1`` at fit
+    startprob_prior, transmat_prior, emissionprob_prior : Dirichlet
+        concentrations (1: maximum likelihood; ``1 + c`` adds ``c`` pseudo-counts)
+    algorithm, random_state, n_iter, tol, verbose, params ("ste"),
+    init_params ("ste"), implementation (ignored), n_init
+
+    Attributes
+    ----------
+    startprob_ (K,), transmat_ (K, K)
+    emissions_ : :class:`CategoricalEmissions`
+    emissionprob_ : (n_sensors, K, max(n_values) + 1), see ``CategoricalEmissions``
+    n_values_ : (n_sensors,)
+    after ``fit``: monitor_, converged_, n_iter_, history_, lower_bound_
+    """
+
+    _emission_names = ("emissionprob",)
+    _not_params = frozenset({"startprob", "transmat", "emissions"})
+
+    def __init__(self, startprob=None, transmat=None, emissions=None, *, n_components=None,
+                 n_values=None, startprob_prior=1.0, transmat_prior=1.0,
+                 emissionprob_prior=1.0, algorithm="viterbi", random_state=None, n_iter=10,
+                 tol=1e-2, verbose=False, params="ste", init_params="ste",
+                 implementation="log", n_init=1):
+        if (transmat is None and emissions is None and startprob is not None
+                and isinstance(startprob, (numbers.Integral, np.integer))
+                and not isinstance(startprob, bool)):
+            if n_components is not None and n_components != startprob:
+                raise ValueError("n_components given twice (%r and %r)" % (startprob,
+                                                                           n_components))
+            n_components, startprob = int(startprob), None
+        given = [a is not None for a in (startprob, transmat, emissions)]
+        if any(given) and not all(given):
+            raise ValueError("pass startprob, transmat and emissions together, or none of "
+                             "them (then n_components=... and fit(X, lengths) learns them)")
+        if all(given):
+            if not isinstance(emissions, CategoricalEmissions):
+                raise TypeError("emissions must be a CategoricalEmissions, got %s"
+                                % type(emissions).__name__)
+            pi = np.ascontiguousarray(startprob, dtype=np.float64)
+            A = np.ascontiguousarray(transmat, dtype=np.float64)
+            K = emissions.n_components
+            if pi.shape != (K,) or A.shape != (K, K):
+                raise ValueError("startprob %s / transmat %s do not match %d states"
+                                 % (pi.shape, A.shape, K))
+            if n_components is not None and n_components != K:
+                raise ValueError("n_components=%r but the parameters have %d states"
+                                 % (n_components, K))
+            n_components = K
+            self.startprob_ = pi
+            self.transmat_ = A
+            self.emissions_ = emissions
+        self.n_components = 1 if n_components is None else n_components
+        self.n_values = n_values
+        self.startprob_prior = startprob_prior
+        self.transmat_prior = transmat_prior
+        self.emissionprob_prior = emissionprob_prior
+        self.algorithm = algorithm
+        self.random_state = random_state
+        self.n_iter = n_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.params = params
+        self.init_params = init_params
+        self.implementation = implementation
+        self.n_init = n_init
+
+    # -- parameters -----------------------------------------------------------------
+    @property
+    def emissions_(self) -> CategoricalEmissions:
+        try:
+            return self._emissions_obj
+        except AttributeError:
+            raise NotFittedError("%s has no emission parameters: call fit or set "
+                                 "emissionprob_" % type(self).__name__) from None
+
+    @emissions_.setter
+    def emissions_(self, value: CategoricalEmissions) -> None:
+        if not isinstance(value, CategoricalEmissions):
+            raise TypeError("emissions_ must be a CategoricalEmissions, got %s"
+                            % type(value).__name__)
+        self._emissions_obj = value
+
+    @property
+    def emissionprob_(self) -> np.ndarray:
+        return self.emissions_.emissionprob
+
+    @emissionprob_.setter
+    def emissionprob_(self, value) -> None:
+        B = np.asarray(value, dtype=np.float64)
+        self.emissions_ = CategoricalEmissions(B, self._n_values_for(B))
+
+    def _n_values_for(self, B) -> np.ndarray:
+        """The per-sensor symbol counts to use with an emission table ``B``."""
+        if B.ndim != 3:
+            raise ValueError("emissionprob_ must have shape (n_sensors, n_components, "
+                             "n_symbols), got %s" % (B.shape,))
+        current = getattr(self, "_emissions_obj", None)
+        if current is not None and current.n_values.size == B.shape[0] \
+                and B.shape[2] >= current.n_values.max():
+            return current.n_values
+        nv = getattr(self, "_fit_n_values", None)
+        if nv is None and self.n_values is not None:
+            nv = np.asarray(self.n_values)
+        if nv is not None and nv.size == B.shape[0]:
+            return nv
+        return np.full(B.shape[0], B.shape[2], dtype=np.int64)
+
+    @property
+    def n_values_(self) -> np.ndarray:
+        return self.emissions_.n_values
+
+    @classmethod
+    def from_counts(cls, counts: SupervisedCounts, *, pseudocount: float = 1.0,
+                    transitions: str = "persistence", tau: float = 4000.0):
+        """Supervised estimate with Dirichlet pseudo-counts.
+
+        ``transitions="persistence"``: thesis eq 6.13 with ``tau``;
+        ``"counts"``: ``(n_ij + pseudocount) / (n_i + K pseudocount)``.
+        The start distribution is ``(starts + pseudocount) / (n_seq + K pseudocount)``
+        either way.
+        """
+        K = counts.start.shape[0]
+        pi = normalize_counts(counts.start, pseudocount)
+        if transitions == "persistence":
+            A = persistence_transmat(K, tau)
+        elif transitions == "counts":
+            A = normalize_counts(counts.trans, pseudocount)
+        else:
+            raise ValueError("transitions must be 'persistence' or 'counts', got %r"
+                             % (transitions,))
+        return cls(pi, A, CategoricalEmissions.from_stats(counts.emission, pseudocount))
+
+    # -- hooks of BaseHMM -------------------------------------------------------------
+    def _check_emission_hyperparams(self) -> None:
+        a = np.asarray(self.emissionprob_prior, dtype=np.float64)
+        if not np.isfinite(a).all() or np.any(a < 0):
+            raise ValueError("emissionprob_prior must be finite and >= 0")
+        if self.n_values is not None:
+            nv = np.asarray(self.n_values)
+            if nv.ndim != 1 or nv.size == 0 or nv.dtype.kind not in "iu" or np.any(nv < 1):
+                raise ValueError("n_values must be None or a 1-D array of ints >= 1, got %r"
+                                 % (self.n_values,))
+
+    def _symbols(self, X) -> np.ndarray:
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError("X must be 2-D (n_samples, n_sensors) integer symbols, got shape %s"
+                             % (X.shape,))
+        if X.size and X.dtype.kind not in "iu":
+            raise ValueError("X must hold integer symbols, got dtype %s" % X.dtype)
+        return np.ascontiguousarray(X, dtype=np.int64)
+
+    def _validate_X(self, X, *, fit: bool) -> np.ndarray:
+        if not fit:
+            return self.emissions_.check_symbols(X)
+        X = self._symbols(X)
+        if X.shape[0] < 1 or X.shape[1] < 1:
+            raise ValueError("fit needs at least one sample of at least one sensor, got shape %s"
+                             % (X.shape,))
+        if X.min() < 0:
+            raise ValueError("symbols must be >= 0")
+        init = parse_param_names(self.init_params, self._param_names(), "init_params")
+        if self.n_values is not None:
+            nv = np.ascontiguousarray(self.n_values, dtype=np.int64)
+        elif "emissionprob" not in init and hasattr(self, "_emissions_obj"):
+            nv = self.emissions_.n_values
+        else:
+            nv = (X.max(axis=0) + 1).astype(np.int64)
+        if nv.shape != (X.shape[1],):
+            raise ValueError("X has %d sensors but n_values has %d" % (X.shape[1], nv.size))
+        if np.any(X > nv):
+            raise ValueError("symbols out of range: sensor s takes 0..%s (the last is "
+                             "'missing')" % nv.tolist())
+        self._fit_n_values = nv
+        return X
+
+    def _emissions(self) -> CategoricalEmissions:
+        return self.emissions_
+
+    def _set_emissions(self, emissions) -> None:
+        self.emissions_ = emissions
+
+    def _init_emissions(self, X, lengths, rng, init) -> None:
+        nv = self._fit_n_values
+        K = int(self.n_components)
+        if "emissionprob" in init:
+            B = rng.random((nv.size, K, int(nv.max())))
+            B *= np.arange(B.shape[2])[None, None, :] < nv[:, None, None]
+            B /= B.sum(axis=2, keepdims=True)
+            self.emissions_ = CategoricalEmissions(B, nv)
+        elif hasattr(self, "_emissions_obj") and not np.array_equal(self.emissions_.n_values,
+                                                                     nv):
+            raise ValueError("the emissions' n_values %s do not match the data's %s"
+                             % (self.emissions_.n_values.tolist(), nv.tolist()))
+
+    def _m_step_emissions(self, emissions, stats, learn):
+        if "emissionprob" not in learn:
+            return emissions
+        a = np.broadcast_to(np.asarray(self.emissionprob_prior, dtype=np.float64),
+                            stats.counts.shape)
+        valid = np.broadcast_to(emissions.valid_mask(), stats.counts.shape)
+        num = np.where(valid, np.maximum(stats.counts + a - 1.0, 0.0), 0.0)
+        tot = num.sum(axis=2, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            B = np.where(tot > 0, num / tot, emissions.emissionprob)
+        return CategoricalEmissions(B, emissions.n_values)
+
+    def _log_prior_emissions(self, emissions) -> float:
+        B = emissions.emissionprob
+        a = np.broadcast_to(np.asarray(self.emissionprob_prior, dtype=np.float64), B.shape)
+        valid = np.broadcast_to(emissions.valid_mask(), B.shape)
+        return dirichlet_log_prior(B[valid], a[valid])
+
+    def _n_emission_parameters(self, params) -> int:
+        return self.emissions_.n_parameters() if "emissionprob" in params else 0
+
+
+class CategoricalHMM(MultiCategoricalHMM):
+    """hmmlearn's ``CategoricalHMM``: one categorical symbol per frame.
+
+    ``X`` is (n_samples, 1) integer symbols in ``0 .. n_features - 1``;
+    ``emissionprob_`` is (n_components, n_features).  ``n_features=None`` is
+    set from the data at ``fit`` (as hmmlearn does).
+    """
+
+    _not_params = frozenset()
+
+    def __init__(self, n_components=1, startprob_prior=1.0, transmat_prior=1.0, *,
+                 emissionprob_prior=1.0, n_features=None, algorithm="viterbi",
+                 random_state=None, n_iter=10, tol=1e-2, verbose=False, params="ste",
+                 init_params="ste", implementation="log", n_init=1):
+        self.n_components = n_components
+        self.startprob_prior = startprob_prior
+        self.transmat_prior = transmat_prior
+        self.emissionprob_prior = emissionprob_prior
+        self.n_features = n_features
+        self.algorithm = algorithm
+        self.random_state = random_state
+        self.n_iter = n_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.params = params
+        self.init_params = init_params
+        self.implementation = implementation
+        self.n_init = n_init
+
+    @property
+    def n_values(self):
+        return None if self.n_features is None else np.array([int(self.n_features)])
+
+    @property
+    def emissionprob_(self) -> np.ndarray:
+        em = self.emissions_
+        return em.emissionprob[0, :, :em.n_values[0]]
+
+    @emissionprob_.setter
+    def emissionprob_(self, value) -> None:
+        B = np.asarray(value, dtype=np.float64)
+        if B.ndim != 2:
+            raise ValueError("emissionprob_ must have shape (n_components, n_features), got %s"
+                             % (B.shape,))
+        if self.n_features is not None and B.shape[1] != self.n_features:
+            raise ValueError("emissionprob_ has %d symbols but n_features=%r"
+                             % (B.shape[1], self.n_features))
+        self.emissions_ = CategoricalEmissions(B[None], [B.shape[1]])
+
+    def _check_emission_hyperparams(self) -> None:
+        super()._check_emission_hyperparams()
+        if self.n_features is not None and (
+                isinstance(self.n_features, bool)
+                or not isinstance(self.n_features, (numbers.Integral, np.integer))
+                or self.n_features < 1):
+            raise ValueError("n_features must be None or an int >= 1, got %r"
+                             % (self.n_features,))
+
+    def _validate_X(self, X, *, fit: bool) -> np.ndarray:
+        X = self._symbols(X)
+        if X.shape[1] != 1:
+            raise ValueError("CategoricalHMM takes X of shape (n_samples, 1), got %s"
+                             % (X.shape,))
+        if fit:
+            X = super()._validate_X(X, fit=True)
+            if self.n_features is None:
+                self.n_features = int(self._fit_n_values[0])
+            return X
+        n = self.emissions_.n_values[0]
+        if X.size and (X.min() < 0 or X.max() >= n):
+            raise ValueError("symbols must be in 0..%d" % (n - 1))
+        return X
+
+    def _validate_hyperparams(self) -> None:
+        super()._validate_hyperparams()
+
+    def _check(self):
+        em = super()._check()
+        if self.n_features is not None and em.n_values[0] != self.n_features:
+            raise ValueError("emissionprob_ has %d symbols but n_features=%r"
+                             % (em.n_values[0], self.n_features))
+        return em
+
+
+class CollapsedGibbsHMM(MultiCategoricalHMM):
+    """Multi-sensor discrete HMM learned by collapsed Gibbs sampling (thesis 6.4.4, Alg 7).
+
+    Dirichlet priors on the start distribution, the transition rows and every
+    (state, sensor) emission row are integrated out; each sweep resamples
+    every ``y_t`` from eq 6.20 corrected (product over sensors, Dirichlet
+    pseudo-counts, counts without position ``t``, see
+    :mod:`recognizers.modelling.gibbs`).  After ``burn_in`` sweeps, the
+    posterior means of the parameters given every ``thin``-th sample are
+    averaged (the Rao-Blackwellised version of Alg 7's steps 6-7).
+
+    Parameters
+    ----------
+    n_components : number of states
+    n_values : per-sensor symbol counts, or None (from the data)
+    startprob_prior, transmat_prior, emissionprob_prior : Dirichlet
+        concentrations (> 0; scalars or arrays)
+    self_transition_prior : extra concentration on the diagonal of the
+        transition prior (a "sticky" prior for persistent activities)
+    n_sweeps : total sweeps per chain (thesis: 500)
+    burn_in : sweeps discarded (default ``n_sweeps // 2``)
+    thin : keep every ``thin``-th sweep after burn-in
+    n_chains : independent chains; the one with the highest mean post-burn-in
+        log joint is kept, and all enter the R-hat diagnostic
+    rhat_threshold : ``converged_`` is ``rhat_ <= rhat_threshold``
+    algorithm, random_state, verbose : as for :class:`MultiCategoricalHMM`
+
+    Attributes
+    ----------
+    startprob_, transmat_, emissions_ / emissionprob_ : posterior means
+    states_ : (n_samples,) the last sampled state path of the kept chain
+    log_joint_ : (n_chains, n_sweeps) log p(y, x) after every sweep (eq 6.19)
+    rhat_ : split-R-hat of the post-burn-in log-joint traces
+    geweke_z_ : (n_chains,) Geweke z-scores of the post-burn-in traces
+    converged_, n_iter_ (= n_sweeps)
+    """
+
+    _not_params = frozenset()
+    params = "ste"
+
+    def __init__(self, n_components=1, *, n_values=None, startprob_prior=1.0,
+                 transmat_prior=1.0, emissionprob_prior=1.0, self_transition_prior=0.0,
+                 n_sweeps=500, burn_in=None, thin=1, n_chains=1, rhat_threshold=1.1,
+                 algorithm="viterbi", random_state=None, verbose=False):
+        self.n_components = n_components
+        self.n_values = n_values
+        self.startprob_prior = startprob_prior
+        self.transmat_prior = transmat_prior
+        self.emissionprob_prior = emissionprob_prior
+        self.self_transition_prior = self_transition_prior
+        self.n_sweeps = n_sweeps
+        self.burn_in = burn_in
+        self.thin = thin
+        self.n_chains = n_chains
+        self.rhat_threshold = rhat_threshold
+        self.algorithm = algorithm
+        self.random_state = random_state
+        self.verbose = verbose
+
+    init_params = "ste"
+    implementation = "log"
+
+    def _validate_hyperparams(self) -> None:
+        def pos_int(v, name, low):
+            if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)) \
+                    or v < low:
+                raise ValueError("%s must be an int >= %d, got %r" % (name, low, v))
+        pos_int(self.n_components, "n_components", 1)
+        pos_int(self.n_sweeps, "n_sweeps", 1)
+        pos_int(self.thin, "thin", 1)
+        pos_int(self.n_chains, "n_chains", 1)
+        if self.burn_in is not None:
+            pos_int(self.burn_in, "burn_in", 0)
+            if self.burn_in >= self.n_sweeps:
+                raise ValueError("burn_in (%r) must be smaller than n_sweeps (%r)"
+                                 % (self.burn_in, self.n_sweeps))
+        if self.algorithm not in ("viterbi", "map"):
+            raise ValueError("algorithm must be 'viterbi' or 'map', got %r" % (self.algorithm,))
+        for name in ("startprob_prior", "transmat_prior", "emissionprob_prior"):
+            a = np.asarray(getattr(self, name), dtype=np.float64)
+            if not np.isfinite(a).all() or np.any(a <= 0):
+                raise ValueError("%s must be finite and > 0 (a Dirichlet concentration)" % name)
+        k = self.self_transition_prior
+        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not k >= 0:
+            raise ValueError("self_transition_prior must be a real number >= 0, got %r" % (k,))
+        r = self.rhat_threshold
+        if isinstance(r, bool) or not isinstance(r, numbers.Real) or not r >= 1:
+            raise ValueError("rhat_threshold must be a real number >= 1, got %r" % (r,))
+        self._check_emission_hyperparams()
+
+    def fit(self, X, lengths=None):
+        """Run ``n_chains`` collapsed Gibbs chains; returns ``self``."""
+        self._validate_hyperparams()
+        X = self._validate_X(X, fit=True)
+        offsets = chain.lengths_to_offsets(len(X), lengths)
+        nv = self._fit_n_values
+        K = int(self.n_components)
+        burn_in = self.n_sweeps // 2 if self.burn_in is None else int(self.burn_in)
+        trans_prior = np.broadcast_to(np.asarray(self.transmat_prior, dtype=np.float64),
+                                      (K, K)) + float(self.self_transition_prior) * np.eye(K)
+        rng = check_random_state(self.random_state)
+        results = []
+        for c in range(int(self.n_chains)):
+            results.append(gibbs.collapsed_gibbs(
+                X, offsets, nv, K, n_sweeps=int(self.n_sweeps), burn_in=burn_in,
+                thin=int(self.thin), start_prior=self.startprob_prior,
+                transmat_prior=trans_prior, emission_prior=self.emissionprob_prior, rng=rng,
+                verbose=bool(self.verbose)))
+        traces = np.array([r.log_joint for r in results])
+        kept = traces[:, burn_in:]
+        best = int(np.argmax(kept.mean(axis=1)))
+        r = results[best]
+        self.startprob_ = r.startprob
+        self.transmat_ = r.transmat
+        self.emissions_ = CategoricalEmissions(r.emissionprob, nv)
+        self.states_ = r.states
+        self.log_joint_ = traces
+        self.rhat_ = gibbs.split_rhat(kept)
+        self.geweke_z_ = np.array([gibbs.geweke_z(t) for t in kept])
+        self.converged_ = bool(self.rhat_ <= self.rhat_threshold)
+        self.n_iter_ = int(self.n_sweeps)
+        if not self.converged_:
+            warnings.warn("CollapsedGibbsHMM: split-R-hat of the log joint is %.3f > %.3f; the "
+                          "chain may not have converged (raise n_sweeps / burn_in)"
+                          % (self.rhat_, self.rhat_threshold), ConvergenceWarning,
+                          stacklevel=2)
+        return self
+
+
+# --------------------------------------------------------------------------- recognizer
+
+
+@register_recognizer
+class HMMRecognizer(Recognizer):
+    """Supervised discrete multi-sensor HMM over equal-frequency bins (thesis 6.2-6.6).
+
+    Parameters
+    ----------
+    n_bins : int, default 20
+        Bins per feature (the thesis's M).
+    tau : float, default 4000.0
+        Persistence of eq 6.13 (used with ``transitions="persistence"``).
+    transitions : {"persistence", "counts"}
+        Transition model: eq 6.13, or counted transitions with pseudo-counts.
+    pseudocount : float, default 1.0
+        Dirichlet pseudo-count added to every start, transition (``"counts"``)
+        and emission count; must be > 0 so unseen bins keep non-zero probability.
+
+    Attributes
+    ----------
+    classes_ : (K,) str, sorted activity codes
+    n_features_in_ : int
+    feature_set_ : str or None, as passed to ``fit``
+    discretizer_ : :class:`EqualFrequencyDiscretizer`
+    model_ : :class:`MultiCategoricalHMM`
+    startprob_, transmat_, emissionprob_ : the model's parameters
+
+    ``predict`` is Viterbi, ``predict_proba`` forward-backward, ``filter`` and
+    ``step`` the online filter (eq 6.5/6.6).
+    """
+
+    kind = "hmm"
+    format_version = 1
+    _parameter_constraints = {
+        "n_bins": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tau": [Interval(numbers.Real, 0, None, closed="neither")],
+        "transitions": [StrOptions({"persistence", "counts"})],
+        "pseudocount": [Interval(numbers.Real, 0, None, closed="neither")],
+    }
+    _tags = RecognizerTags(supports_streaming=True, supports_partial_fit=False,
+                           requires_labels=True)
+
+    def __init__(self, *, n_bins=20, tau=4000.0, transitions="persistence", pseudocount=1.0):
+        self.n_bins = n_bins
+        self.tau = tau
+        self.transitions = transitions
+        self.pseudocount = pseudocount
+
+    def __recognizer_is_fitted__(self) -> bool:
+        return "model_" in self.__dict__
+
+    # -- fitting ----------------------------------------------------------------
+    def fit(self, sequences, labels=None, *, feature_set=None):
+        """Count-based supervised fit; returns ``self``."""
+        self._validate_params()
+        Xs, ys = self._validate_fit_data(sequences, labels)
+        disc = EqualFrequencyDiscretizer(n_bins=int(self.n_bins)).fit(np.concatenate(Xs))
+        symbols = [disc.transform(X) for X in Xs]
+        states = [np.searchsorted(self.classes_, y) for y in ys]
+        counts = count_supervised(symbols, states, len(self.classes_), disc.n_bins_)
+        self.discretizer_ = disc
+        self.model_ = MultiCategoricalHMM.from_counts(
+            counts, pseudocount=float(self.pseudocount), transitions=self.transitions,
+            tau=float(self.tau))
+        self.feature_set_ = feature_set
+        self._build_runtime()
+        return self
+
+    @property
+    def startprob_(self) -> np.ndarray:
+        check_is_fitted(self, "model_")
+        return self.model_.startprob_
+
+    @property
+    def transmat_(self) -> np.ndarray:
+        check_is_fitted(self, "model_")
+        return self.model_.transmat_
+
+    @property
+    def emissionprob_(self) -> np.ndarray:
+        check_is_fitted(self, "model_")
+        return self.model_.emissionprob_
+
+    def _build_runtime(self) -> None:
+        """Arrays the compiled filter reads, and the streaming buffers."""
+        m = self.model_
+        K = m.n_components
+        self._log_pi = m.log_startprob_
+        self._log_A = m.log_transmat_
+        self._exp_A = np.empty((K, K))
+        self._colmax = np.empty(K)
+        transition_exp_into(self._log_A, self._exp_A, self._colmax)
+        self._log_table = m.emissions_.log_table
+        self._edges, self._offsets, self._missing = self.discretizer_.kernel_args
+        self._alpha = np.zeros((2, K))
+        self._sym = np.zeros(self.n_features_in_, dtype=np.int64)
+        self._ll = np.zeros(K)
+        self._scratch = np.zeros(K)
+        self.reset()
+
+    # -- inference ----------------------------------------------------------------
+    def _log_lik(self, X) -> np.ndarray:
+        X = self._validate_X(X, reset=False)
+        sym = self.discretizer_.transform(X)
+        out = np.empty((X.shape[0], self.model_.n_components))
+        _emission_rows_into(sym, self._log_table, out)
+        return out
+
+    def predict(self, X) -> np.ndarray:
+        """Viterbi: the most probable activity sequence (T,) of str."""
+        ll = self._log_lik(X)
+        path = chain.viterbi(self._log_pi, self._log_A, ll).path
+        return self.classes_[path]
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Forward-backward posteriors ``p(y_t | x_1..T)`` (T, n_classes)."""
+        ll = self._log_lik(X)
+        return chain.smooth(self._log_pi, self._log_A, ll).posterior
+
+    def score(self, X) -> float:
+        """``log p(symbols of X)`` under the model."""
+        ll = self._log_lik(X)
+        return chain.forward(self._log_pi, self._log_A, ll).loglik
+
+    def filter(self, X) -> np.ndarray:
+        """Filtered posteriors ``p(y_t | x_1..t)`` (T, n_classes) from a fresh start.
+
+        Does not touch the streaming state.
+        """
+        X = self._validate_X(X, reset=False)
+        K = self.model_.n_components
+        posts = np.empty((X.shape[0], K))
+        alpha = np.zeros((2, K))
+        _hmm_run(X, False, alpha, 0, self._edges, self._offsets, self._missing,
+                 self._log_table, self._log_pi, self._log_A, self._exp_A, self._colmax,
+                 np.zeros(X.shape[1], dtype=np.int64), np.zeros(K), np.zeros(K), posts)
+        return posts
+
+    # -- streaming ----------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget the stream; the next frame is treated as the first."""
+        check_is_fitted(self, "model_")
+        self._started = False
+        self._cur = 0
+
+    def step(self, x) -> np.ndarray:
+        """Filtered posterior (n_classes,) after frame ``x`` (n_features,).
+
+        Equals ``filter(X)[t]`` exactly for the t-th frame since ``reset``.
+        """
+        if "model_" not in self.__dict__:
+            check_is_fitted(self, "model_")
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != self._sym.shape:
+            self._validate_frame(x)
+        post = np.empty(self._ll.shape[0])
+        self._cur = _hmm_step(x, self._started, self._alpha, self._cur, self._edges,
+                              self._offsets, self._missing, self._log_table, self._log_pi,
+                              self._log_A, self._exp_A, self._colmax, self._sym, self._ll,
+                              self._scratch, post)
+        self._started = True
+        return post
+
+    def step_block(self, X) -> np.ndarray:
+        """Continue the stream over a block (n, n_features); posteriors (n, n_classes)."""
+        X = self._validate_X(X, reset=False)
+        posts = np.empty((X.shape[0], self.model_.n_components))
+        if X.shape[0]:
+            self._cur = _hmm_run(X, self._started, self._alpha, self._cur, self._edges,
+                                 self._offsets, self._missing, self._log_table, self._log_pi,
+                                 self._log_A, self._exp_A, self._colmax, self._sym,
+                                 self._ll, self._scratch, posts)
+            self._started = True
+        return posts
+
+    # -- persistence ----------------------------------------------------------------
+    def _get_state(self) -> dict[str, np.ndarray]:
+        d = self.discretizer_.to_arrays()
+        return {
+            "discretizer_edges": d["edges"],
+            "discretizer_offsets": d["offsets"],
+            "startprob": self.model_.startprob_,
+            "transmat": self.model_.transmat_,
+            "emissionprob": self.model_.emissionprob_,
+            "n_values": self.model_.n_values_,
+        }
+
+    def _set_state(self, arrays) -> None:
+        disc = EqualFrequencyDiscretizer.from_arrays(
+            {"edges": arrays["discretizer_edges"], "offsets": arrays["discretizer_offsets"]},
+            n_bins=self.n_bins)
+        n_values = np.asarray(arrays["n_values"])
+        if not np.array_equal(n_values, disc.n_bins_):
+            raise ValueError("emission symbols %s do not match the discretiser's bins %s"
+                             % (n_values.tolist(), disc.n_bins_.tolist()))
+        if disc.n_features_in_ != self.n_features_in_:
+            raise ValueError("discretiser has %d features, header says %d"
+                             % (disc.n_features_in_, self.n_features_in_))
+        model = MultiCategoricalHMM(arrays["startprob"], arrays["transmat"],
+                                    CategoricalEmissions(arrays["emissionprob"], n_values))
+        if model.n_components != len(self.classes_):
+            raise ValueError("model has %d states but %d classes"
+                             % (model.n_components, len(self.classes_)))
+        self.discretizer_ = disc
+        self.model_ = model
+        self._build_runtime()

@@ -1,0 +1,30 @@
+"""Pure inference cores shared by the recognizers (no model objects, no I/O)."""
+from recognizers.modelling.chain import (
+    BackwardResult,
+    FilterStepResult,
+    ForwardResult,
+    SmoothResult,
+    ViterbiResult,
+    backward,
+    filter_step,
+    forward,
+    log_likelihood,
+    sample_path,
+    smooth,
+    viterbi,
+)
+
+__all__ = [
+    "BackwardResult",
+    "FilterStepResult",
+    "ForwardResult",
+    "SmoothResult",
+    "ViterbiResult",
+    "backward",
+    "filter_step",
+    "forward",
+    "log_likelihood",
+    "sample_path",
+    "smooth",
+    "viterbi",
+]

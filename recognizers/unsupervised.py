@@ -1,0 +1,386 @@
+"""Walker recognizers learned without labels: EM and collapsed Gibbs (thesis 6.4.2-6.4.4).
+
+Both discretise the features like the supervised :class:`~recognizers.hmm.HMMRecognizer`
+(equal-frequency bins, M = 20, NaN -> "missing" symbol), learn a multi-sensor
+discrete HMM over latent states *without* the labels, and then use the training
+labels only to name the states (thesis 6.6.4: "each latent state is associated
+with the activity that it is matched with most frequently"):
+
+* ``"hmm-em"`` (:class:`EMHMMRecognizer`): Baum-Welch with ``n_init`` random
+  restarts (the thesis: 20), best MAP objective kept;
+* ``"hmm-gibbs"`` (:class:`GibbsHMMRecognizer`): collapsed Gibbs sampling
+  (Alg 7, 500 sweeps), posterior-mean parameters.
+
+Latent states are mapped by their soft co-occurrence with the training labels
+(smoothed posteriors), either to the majority activity (``state_mapping=
+"majority"``, the thesis; several states may share an activity) or one-to-one
+by the Hungarian method (``"hungarian"``).  Posteriors over activities are sums
+of the posteriors of their states; ``predict`` is the Viterbi path over latent
+states, mapped.  Streaming (``reset``/``step``/``step_block``) runs the same
+compiled filter as the supervised HMM.
+
+Select them with ``walkerlab evaluate --recognizer hmm-em`` (or ``hmm-gibbs``)
+and ``--param n_init=5`` etc.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numba
+import numpy as np
+
+from recognizers.base import (
+    Interval,
+    Recognizer,
+    RecognizerTags,
+    StrOptions,
+    check_is_fitted,
+    register_recognizer,
+)
+from recognizers.discretize import EqualFrequencyDiscretizer
+from recognizers.hmm import (
+    CategoricalEmissions,
+    CollapsedGibbsHMM,
+    MultiCategoricalHMM,
+    _emission_rows_into,
+    _hmm_run,
+    _hmm_step,
+)
+from recognizers.modelling import chain
+from recognizers.modelling.chain import transition_exp_into
+from recognizers.modelling.matching import cooccurrence, map_states
+
+__all__ = ["EMHMMRecognizer", "GibbsHMMRecognizer"]
+
+
+@numba.njit(cache=True)
+def _aggregate_into(posts, mapping, out):
+    """out[t, c] = sum of posts[t, k] over states k mapped to class c (in state order)."""
+    for t in range(posts.shape[0]):
+        for c in range(out.shape[1]):
+            out[t, c] = 0.0
+        for k in range(posts.shape[1]):
+            out[t, mapping[k]] += posts[t, k]
+
+
+class _LatentHMMRecognizer(Recognizer):
+    """Shared fit / inference / streaming / persistence of the unsupervised recognizers."""
+
+    format_version = 1
+    _tags = RecognizerTags(supports_streaming=True, supports_partial_fit=False,
+                           requires_labels=True)
+    _common_constraints = {
+        "n_bins": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_states": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "state_mapping": [StrOptions({"majority", "hungarian"})],
+        "random_state": [Interval(numbers.Integral, 0, None, closed="left"), None],
+    }
+
+    def __recognizer_is_fitted__(self) -> bool:
+        return "model_" in self.__dict__
+
+    # -- to be provided ---------------------------------------------------------
+    def _learn(self, symbols, lengths, n_states, n_values) -> MultiCategoricalHMM:
+        raise NotImplementedError
+
+    # -- fitting ----------------------------------------------------------------
+    def fit(self, sequences, labels=None, *, feature_set=None):
+        """Learn the latent HMM without labels, then map states to activities.
+
+        ``labels`` are required for the mapping only.  Returns ``self``.
+        """
+        self._validate_params()
+        Xs, ys = self._validate_fit_data(sequences, labels)
+        disc = EqualFrequencyDiscretizer(n_bins=int(self.n_bins)).fit(np.concatenate(Xs))
+        symbols = np.concatenate([disc.transform(X) for X in Xs])
+        lengths = np.array([len(X) for X in Xs], dtype=np.int64)
+        K = len(self.classes_) if self.n_states is None else int(self.n_states)
+        model = self._learn(symbols, lengths, K, disc.n_bins_)
+        post = model.predict_proba(symbols, lengths)
+        y_idx = np.searchsorted(self.classes_, np.concatenate(ys))
+        C = cooccurrence(post, y_idx, K, len(self.classes_))
+        self.cooccurrence_ = C
+        self.state_to_class_ = map_states(C, self.state_mapping)
+        self.discretizer_ = disc
+        self.model_ = model
+        self.feature_set_ = feature_set
+        self._build_runtime()
+        return self
+
+    @property
+    def startprob_(self) -> np.ndarray:
+        check_is_fitted(self, "model_")
+        return self.model_.startprob_
+
+    @property
+    def transmat_(self) -> np.ndarray:
+        check_is_fitted(self, "model_")
+        return self.model_.transmat_
+
+    @property
+    def emissionprob_(self) -> np.ndarray:
+        check_is_fitted(self, "model_")
+        return self.model_.emissionprob_
+
+    def _build_runtime(self) -> None:
+        m = self.model_
+        K = m.n_components
+        self._log_pi = m.log_startprob_
+        self._log_A = m.log_transmat_
+        self._exp_A = np.empty((K, K))
+        self._colmax = np.empty(K)
+        transition_exp_into(self._log_A, self._exp_A, self._colmax)
+        self._log_table = m.emissions_.log_table
+        self._edges, self._offsets, self._missing = self.discretizer_.kernel_args
+        self._mapping = np.ascontiguousarray(self.state_to_class_, dtype=np.int64)
+        self._alpha = np.zeros((2, K))
+        self._sym = np.zeros(self.n_features_in_, dtype=np.int64)
+        self._ll = np.zeros(K)
+        self._scratch = np.zeros(K)
+        self._post = np.zeros((1, K))
+        self.reset()
+
+    def _classes_from_states(self, posts) -> np.ndarray:
+        out = np.empty((posts.shape[0], len(self.classes_)))
+        _aggregate_into(np.ascontiguousarray(posts), self._mapping, out)
+        return out
+
+    # -- inference ----------------------------------------------------------------
+    def _log_lik(self, X) -> np.ndarray:
+        X = self._validate_X(X, reset=False)
+        sym = self.discretizer_.transform(X)
+        out = np.empty((X.shape[0], self.model_.n_components))
+        _emission_rows_into(sym, self._log_table, out)
+        return out
+
+    def predict_states(self, X) -> np.ndarray:
+        """Viterbi path over the latent states (T,) int."""
+        return chain.viterbi(self._log_pi, self._log_A, self._log_lik(X)).path
+
+    def predict(self, X) -> np.ndarray:
+        """Viterbi path over latent states, mapped to activities (T,) str."""
+        return self.classes_[self._mapping[self.predict_states(X)]]
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Smoothed posteriors over activities (T, n_classes)."""
+        ll = self._log_lik(X)
+        return self._classes_from_states(chain.smooth(self._log_pi, self._log_A, ll).posterior)
+
+    def score(self, X) -> float:
+        """``log p(symbols of X)`` under the latent model."""
+        return chain.log_likelihood(self._log_pi, self._log_A, self._log_lik(X))
+
+    def filter(self, X) -> np.ndarray:
+        """Filtered posteriors over activities (T, n_classes) from a fresh start."""
+        X = self._validate_X(X, reset=False)
+        K = self.model_.n_components
+        posts = np.empty((X.shape[0], K))
+        _hmm_run(X, False, np.zeros((2, K)), 0, self._edges, self._offsets, self._missing,
+                 self._log_table, self._log_pi, self._log_A, self._exp_A, self._colmax,
+                 np.zeros(X.shape[1], dtype=np.int64), np.zeros(K), np.zeros(K), posts)
+        return self._classes_from_states(posts)
+
+    # -- streaming ----------------------------------------------------------------
+    def reset(self) -> None:
+        check_is_fitted(self, "model_")
+        self._started = False
+        self._cur = 0
+
+    def step(self, x) -> np.ndarray:
+        """Filtered posterior over activities after frame ``x``; equals ``filter`` exactly."""
+        if "model_" not in self.__dict__:
+            check_is_fitted(self, "model_")
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != self._sym.shape:
+            self._validate_frame(x)
+        post = self._post
+        self._cur = _hmm_step(x, self._started, self._alpha, self._cur, self._edges,
+                              self._offsets, self._missing, self._log_table, self._log_pi,
+                              self._log_A, self._exp_A, self._colmax, self._sym, self._ll,
+                              self._scratch, post[0])
+        self._started = True
+        return self._classes_from_states(post)[0]
+
+    def step_block(self, X) -> np.ndarray:
+        X = self._validate_X(X, reset=False)
+        K = self.model_.n_components
+        posts = np.empty((X.shape[0], K))
+        if X.shape[0]:
+            self._cur = _hmm_run(X, self._started, self._alpha, self._cur, self._edges,
+                                 self._offsets, self._missing, self._log_table, self._log_pi,
+                                 self._log_A, self._exp_A, self._colmax, self._sym, self._ll,
+                                 self._scratch, posts)
+            self._started = True
+        return self._classes_from_states(posts)
+
+    # -- persistence ----------------------------------------------------------------
+    def _get_state(self) -> dict[str, np.ndarray]:
+        d = self.discretizer_.to_arrays()
+        return {
+            "discretizer_edges": d["edges"],
+            "discretizer_offsets": d["offsets"],
+            "startprob": self.model_.startprob_,
+            "transmat": self.model_.transmat_,
+            "emissionprob": self.model_.emissionprob_,
+            "n_values": self.model_.n_values_,
+            "state_to_class": np.asarray(self.state_to_class_, dtype=np.int64),
+            "cooccurrence": np.asarray(self.cooccurrence_, dtype=np.float64),
+        }
+
+    def _set_state(self, arrays) -> None:
+        disc = EqualFrequencyDiscretizer.from_arrays(
+            {"edges": arrays["discretizer_edges"], "offsets": arrays["discretizer_offsets"]},
+            n_bins=self.n_bins)
+        n_values = np.asarray(arrays["n_values"])
+        if not np.array_equal(n_values, disc.n_bins_):
+            raise ValueError("emission symbols %s do not match the discretiser's bins %s"
+                             % (n_values.tolist(), disc.n_bins_.tolist()))
+        if disc.n_features_in_ != self.n_features_in_:
+            raise ValueError("discretiser has %d features, header says %d"
+                             % (disc.n_features_in_, self.n_features_in_))
+        model = MultiCategoricalHMM(arrays["startprob"], arrays["transmat"],
+                                    CategoricalEmissions(arrays["emissionprob"], n_values))
+        mapping = np.asarray(arrays["state_to_class"], dtype=np.int64)
+        if mapping.shape != (model.n_components,) or (
+                mapping.size and (mapping.min() < 0 or mapping.max() >= len(self.classes_))):
+            raise ValueError("state_to_class does not map %d states to %d classes"
+                             % (model.n_components, len(self.classes_)))
+        self.discretizer_ = disc
+        self.model_ = model
+        self.state_to_class_ = mapping
+        self.cooccurrence_ = np.asarray(arrays["cooccurrence"], dtype=np.float64)
+        self._build_runtime()
+
+
+@register_recognizer
+class EMHMMRecognizer(_LatentHMMRecognizer):
+    """Unsupervised multi-sensor HMM learned by EM (Baum-Welch), thesis 6.4.2.
+
+    Parameters
+    ----------
+    n_bins : int, default 20
+        Equal-frequency bins per feature.
+    n_states : int or None
+        Latent states; None: one per activity in the training labels.
+    n_init : int, default 20
+        Random restarts (thesis: 20); the best MAP objective is kept.
+    n_iter : int, default 100
+        Maximum EM iterations per restart.
+    tol : float, default 1.0
+        Stop when the objective (a log-likelihood over all training frames)
+        improves by less than this.
+    pseudocount : float, default 1.0
+        Dirichlet pseudo-count added to the expected start, transition and
+        emission counts (concentration ``1 + pseudocount``), so unseen bins and
+        unvisited states keep valid, non-zero probabilities.
+    state_mapping : {"majority", "hungarian"}
+    random_state : int or None, default 0
+        Seed of the restarts (fixed by default so that fits are reproducible).
+
+    Attributes
+    ----------
+    classes_, n_features_in_, feature_set_, discretizer_
+    model_ : the fitted :class:`~recognizers.hmm.MultiCategoricalHMM` (its
+        ``history_``, ``converged_``, ``lower_bound_`` describe the EM run)
+    state_to_class_ : (n_states,) index into ``classes_`` of each latent state
+    cooccurrence_ : (n_states, n_classes) soft co-occurrence on the training data
+    """
+
+    kind = "hmm-em"
+    _parameter_constraints = {
+        **_LatentHMMRecognizer._common_constraints,
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "pseudocount": [Interval(numbers.Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, *, n_bins=20, n_states=None, n_init=20, n_iter=100, tol=1.0,
+                 pseudocount=1.0, state_mapping="majority", random_state=0):
+        self.n_bins = n_bins
+        self.n_states = n_states
+        self.n_init = n_init
+        self.n_iter = n_iter
+        self.tol = tol
+        self.pseudocount = pseudocount
+        self.state_mapping = state_mapping
+        self.random_state = random_state
+
+    def _learn(self, symbols, lengths, n_states, n_values) -> MultiCategoricalHMM:
+        prior = 1.0 + float(self.pseudocount)
+        model = MultiCategoricalHMM(
+            n_components=n_states, n_values=n_values, startprob_prior=prior,
+            transmat_prior=prior, emissionprob_prior=prior, n_iter=int(self.n_iter),
+            tol=float(self.tol), n_init=int(self.n_init), random_state=self.random_state)
+        return model.fit(symbols, lengths)
+
+
+@register_recognizer
+class GibbsHMMRecognizer(_LatentHMMRecognizer):
+    """Unsupervised multi-sensor HMM learned by collapsed Gibbs sampling, thesis 6.4.4.
+
+    Parameters
+    ----------
+    n_bins : int, default 20
+    n_states : int or None
+        Latent states; None: one per activity (the thesis found 11 states
+        better than 7 on experiment 1).
+    n_sweeps : int, default 500
+        Sweeps over the data (thesis: 500).
+    burn_in : int or None
+        Sweeps discarded before averaging (default ``n_sweeps // 2``).
+    transition_prior : float, default 1.0
+        Dirichlet concentration of every transition (and start) entry.
+    self_transition_prior : float, default 0.0
+        Extra concentration on the diagonal of the transition prior (sticky).
+    emission_prior : float, default 1.0
+        Dirichlet concentration of every emission symbol (> 0: unseen bins keep
+        non-zero probability).
+    state_mapping : {"majority", "hungarian"}
+    random_state : int or None, default 0
+
+    Attributes
+    ----------
+    as :class:`EMHMMRecognizer`; ``model_`` is a
+    :class:`~recognizers.hmm.CollapsedGibbsHMM` with ``log_joint_``, ``rhat_``,
+    ``geweke_z_`` and ``converged_`` (after ``load``: a plain
+    :class:`~recognizers.hmm.MultiCategoricalHMM` with the same parameters).
+    """
+
+    kind = "hmm-gibbs"
+    _parameter_constraints = {
+        **_LatentHMMRecognizer._common_constraints,
+        "n_sweeps": [Interval(numbers.Integral, 2, None, closed="left")],
+        "burn_in": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "transition_prior": [Interval(numbers.Real, 0, None, closed="neither")],
+        "self_transition_prior": [Interval(numbers.Real, 0, None, closed="left")],
+        "emission_prior": [Interval(numbers.Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, *, n_bins=20, n_states=None, n_sweeps=500, burn_in=None,
+                 transition_prior=1.0, self_transition_prior=0.0, emission_prior=1.0,
+                 state_mapping="majority", random_state=0):
+        self.n_bins = n_bins
+        self.n_states = n_states
+        self.n_sweeps = n_sweeps
+        self.burn_in = burn_in
+        self.transition_prior = transition_prior
+        self.self_transition_prior = self_transition_prior
+        self.emission_prior = emission_prior
+        self.state_mapping = state_mapping
+        self.random_state = random_state
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.burn_in is not None and self.burn_in >= self.n_sweeps:
+            raise ValueError("the 'burn_in' parameter of %s must be smaller than n_sweeps "
+                             "(%r); got %r" % (type(self).__name__, self.n_sweeps, self.burn_in))
+
+    def _learn(self, symbols, lengths, n_states, n_values) -> CollapsedGibbsHMM:
+        model = CollapsedGibbsHMM(
+            n_states, n_values=n_values, startprob_prior=float(self.transition_prior),
+            transmat_prior=float(self.transition_prior),
+            emissionprob_prior=float(self.emission_prior),
+            self_transition_prior=float(self.self_transition_prior),
+            n_sweeps=int(self.n_sweeps), burn_in=self.burn_in, random_state=self.random_state)
+        return model.fit(symbols, lengths)

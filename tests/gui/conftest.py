@@ -1,0 +1,58 @@
+"""GUI tests run offscreen, with settings in a temporary file (never the user's)."""
+import os
+
+os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before pytest-qt creates the QApplication
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path, monkeypatch):
+    path = tmp_path / "walkerlab-settings.ini"
+    monkeypatch.setenv("WALKERLAB_SETTINGS", str(path))
+    monkeypatch.delenv("WALKERLAB_THEME", raising=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def model_path(tmp_path_factory):
+    """A small HMM trained on two simulated free-living subjects (a few seconds)."""
+    from host.datasets import load_sessions
+    from host.simulate import simulate_to_files
+    from recognizers.hmm import HMMRecognizer
+
+    folder = tmp_path_factory.mktemp("gui-model")
+    paths = simulate_to_files("free", 2, 100, folder, duration_s=150, progress=False)
+    sessions = load_sessions(paths, "cop")
+    model = HMMRecognizer().fit([s.X for s in sessions], [s.y for s in sessions],
+                                feature_set="cop")
+    return str(model.save(folder / "model.npz"))
+
+
+@pytest.fixture(scope="session")
+def recording_path(tmp_path_factory):
+    """A 20 s simulated recording (subject seed 21 walks from the start)."""
+    from host.simulate import simulate_to_files
+
+    folder = tmp_path_factory.mktemp("gui-recording")
+    return str(simulate_to_files("free", 1, 21, folder, duration_s=20, progress=False)[0])
+
+
+@pytest.fixture
+def make_window(qtbot):
+    """make_window(**controller_kwargs) -> a shown MainWindow; closed after the test."""
+    from host.gui.app import MainWindow
+    from host.gui.controller import MonitorController
+
+    made = []
+
+    def make(controller=None, **kwargs):
+        window = MainWindow(controller or MonitorController(**kwargs))
+        qtbot.addWidget(window)
+        window.show()
+        made.append(window)
+        return window
+
+    yield make
+    for window in made:
+        window.close()

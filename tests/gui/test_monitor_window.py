@@ -1,0 +1,261 @@
+"""The monitor window end to end, offscreen, against the virtual walker on a pty."""
+import os
+import time
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtWidgets
+
+from device.protocol import wire
+from device.sim.virtual_walker import FaultConfig
+from host.gui.processing import V
+from host.link import LinkBatch
+from host.recording import open_recording
+from host.replay import recording_calibration, recording_chunks, replay_bytes
+from host.samples import StreamDecoder
+
+from gui_helpers import wait_samples
+
+pytestmark = pytest.mark.integration
+
+
+def test_connect_to_the_virtual_walker_and_see_frames_arrive(qtbot, make_window):
+    window = make_window()
+    assert window.connection_panel.selected_port() == "virtual"  # nothing plugged in
+    assert window.connect_to("virtual")
+    wait_samples(qtbot, window, 60)
+    qtbot.waitUntil(lambda: window.connection_panel.info_labels["walker_id"].text()
+                    == "SIM-0", timeout=3000)
+    assert window.connection_panel.info_labels["rate_hz"].text() == "50 Hz"
+    assert window.connection_panel.state_label.text() == "Connected"
+    assert window.health_bar.labels["frames"].text() != "frames 0"
+    x, y = window.plots.curves[0][2].getData()  # accel z, in m/s^2
+    assert len(x) > 50 and 8 < np.nanmedian(y) < 11
+    bars = window.footprint.bars.opts["height"]
+    assert len(bars) == 4 and np.all(np.isfinite(bars))
+    assert window.latency_ms() is not None and window.latency_ms() < 200
+    window.disconnect()
+    assert not window.controller.connected
+    assert window.connection_panel.connect_button.text() == "Connect"
+
+
+def test_record_from_the_panel_writes_a_valid_recording(qtbot, make_window, tmp_path):
+    window = make_window()
+    window.connect_to("virtual")
+    wait_samples(qtbot, window, 10)
+    panel = window.recording_panel
+    panel.folder.setText(str(tmp_path / "sessions"))
+    panel.subject.setText("S07")
+    panel.notes.setPlainText("left hand weak")
+    qtbot.mouseClick(panel.button, QtCore.Qt.MouseButton.LeftButton)
+    status = window.controller.recording_status()
+    assert status is not None and os.path.basename(status["path"]).startswith("S07-")
+    qtbot.waitUntil(lambda: "REC" in panel.status.text(), timeout=2000)
+    wait_samples(qtbot, window, 75)
+    qtbot.mouseClick(panel.button, QtCore.Qt.MouseButton.LeftButton)
+    assert window.controller.recording is None and window.controller.connected
+    assert window.controller.wait_recordings_closed(10)
+    qtbot.waitUntil(lambda: panel.status.text().startswith("Saved"), timeout=2000)
+    rec = open_recording(status["path"])
+    assert rec.closed_cleanly and rec.attrs["subject_id"] == "S07"
+    assert rec.attrs["notes"] == "left hand weak" and rec.attrs["walker_id"] == "SIM-0"
+    assert rec.info is not None and rec.info["rate_hz"] == 50  # INFO asked for again
+    assert rec.calibration is not None and len(rec.samples) >= 60
+    assert rec.counters["crc_errors"] == 0
+
+
+def test_a_loaded_model_updates_the_posterior_ribbon_and_the_banner(
+        qtbot, make_window, model_path):
+    window = make_window()
+    window.connect_to("virtual")
+    wait_samples(qtbot, window, 10)
+    assert window.banner.activity.text() == "No model loaded"
+    assert window.load_model(model_path)  # swapped in while streaming
+    from recognizers import load_recognizer
+
+    classes = tuple(str(c) for c in load_recognizer(model_path).classes_)
+    qtbot.waitUntil(lambda: window.state.posterior is not None
+                    and len(window.state.posterior) > 40, timeout=5000)
+    p = window.state.posterior.view()[:, 1:]
+    p = p[np.isfinite(p[:, 0])]
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-9)
+    assert window.plots.ribbon.classes == classes and window.legend.classes == classes
+    qtbot.waitUntil(lambda: window.plots.ribbon.image.isVisible(), timeout=2000)
+    img = window.plots.ribbon.image.image
+    assert img is not None and img[..., 3].max() > 0  # coloured columns drawn
+    code, prob = window.state.current()
+    qtbot.waitUntil(lambda: code in window.banner.activity.text()
+                    or window.state.current()[0] in window.banner.activity.text(),
+                    timeout=2000)
+    assert "probability" in window.banner.detail.text()
+    assert window.banner.truth.isVisible()  # the virtual walker sends its truth
+    assert window.model_panel.unload_button.isEnabled()
+    window.unload_model()
+    qtbot.waitUntil(lambda: window.state.posterior is None, timeout=3000)
+
+
+def test_on_device_activity_frames_show_beside_the_host_estimate(qtbot, make_window):
+    window = make_window()
+    window.connect_to("virtual")
+    wait_samples(qtbot, window, 5)
+    assert not window.banner.device.isVisible()
+    # An ACTIVITY frame as the walker's own recognizer would send it.
+    raw = wire.encode_frame(wire.ACTIVITY, 1, 0, wire.pack_activity(2, 0.87, "WF"))
+    block, others = StreamDecoder().feed(raw, time.time())
+    window.controller.sink.put(LinkBatch(time.time(), raw, block, others, []))
+    qtbot.waitUntil(lambda: window.banner.device.isVisible(), timeout=3000)
+    assert "Walking forward" in window.banner.device.text()
+    assert "0.87" in window.banner.device.text()
+
+
+def test_replay_goes_through_the_same_pipeline_and_reproduces_replay_bytes(
+        qtbot, make_window, model_path, recording_path):
+    from recognizers import load_recognizer
+
+    window = make_window()
+    window.load_model(model_path)
+    assert window.open_replay(recording_path, speed=0)  # as fast as the views take it
+    rec = open_recording(recording_path)
+    qtbot.waitUntil(lambda: window.controller.replay_finished
+                    and window.state.samples_seen == len(rec.samples), timeout=10000)
+    expected = replay_bytes(recording_chunks(rec), recording_calibration(rec),
+                            load_recognizer(model_path))
+    shown = window.state.posterior.view()[:, 1:]
+    shown = shown[np.isfinite(shown[:, 0])]
+    np.testing.assert_allclose(shown, expected.posterior, rtol=0, atol=1e-12)
+    samples = window.state.samples.view()
+    np.testing.assert_allclose(samples[:, 1 + V["speed"]], expected.features[:, 3])
+    qtbot.waitUntil(lambda: window.connection_panel.state_label.text()
+                    == "Replay finished", timeout=2000)
+    assert window.connection_panel.info_labels["walker_id"].text() == "SIM-0"
+    assert not window.recording_panel.button.isEnabled()  # a replay cannot be recorded
+
+
+def test_replay_is_paced_at_the_chosen_speed_and_can_pause(qtbot, make_window,
+                                                           recording_path):
+    window = make_window()
+    window.replay_panel.set_speed(20.0)
+    t0 = time.monotonic()
+    assert window.open_replay(recording_path)  # 20 s recorded -> about 1 s at 20x
+    qtbot.waitUntil(lambda: window.state.samples_seen > 100, timeout=3000)
+    window.toggle_pause()
+    assert window.controller.replay.paused and window.paused
+    seen = window.state.samples_seen
+    qtbot.wait(400)
+    assert window.state.samples_seen - seen < 60  # only what was in flight
+    window.toggle_pause()
+    assert not window.controller.replay.paused and not window.paused
+    qtbot.waitUntil(lambda: window.controller.replay_finished, timeout=5000)
+    elapsed = time.monotonic() - t0
+    assert 1.2 < elapsed < 4.5  # ~1 s of 20x replay plus the 0.4 s pause
+
+
+def test_survives_a_virtual_walker_disconnect_and_reconnect(qtbot, make_window):
+    window = make_window(virtual_faults=FaultConfig(disconnect_every_s=1.5,
+                                                    disconnect_duration_s=0.6))
+    window.connect_to("virtual")
+    seen = set()
+
+    def reconnected():
+        seen.add(window.display_state_name())
+        return window.controller.health()["reconnects"] >= 1
+
+    qtbot.waitUntil(reconnected, timeout=8000)
+    assert "reconnecting" in seen
+    wait_samples(qtbot, window, 40)  # data flow again after the reconnect
+    events = [window.connection_panel.events.item(i).text()
+              for i in range(window.connection_panel.events.count())]
+    assert any("connection lost" in e for e in events)
+    assert any("reconnected" in e for e in events)
+    qtbot.waitUntil(lambda: window.display_state_name() == "connected", timeout=2000)
+    qtbot.waitUntil(lambda: "reconnects 1" in window.health_bar.labels["reconnects"].text()
+                    or "reconnects 2" in window.health_bar.labels["reconnects"].text(),
+                    timeout=2000)
+    gaps = np.isnan(window.state.samples.view()[:, 1])
+    assert gaps.any()  # the plots break across the unplugged second
+    assert window.last_error is None
+
+
+def test_pause_freezes_the_view_while_data_keep_arriving(qtbot, make_window):
+    window = make_window()
+    window.connect_to("virtual")
+    wait_samples(qtbot, window, 30)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    qtbot.keyClick(window.plots, QtCore.Qt.Key.Key_Space)
+    assert window.paused and window.scrollbar.isVisible()
+    frozen = window.plots.x_range()
+    wait_samples(qtbot, window, 25)  # still arriving
+    assert window.plots.x_range() == frozen
+    assert "Paused" in window.view_hint.text()
+    qtbot.keyClick(window.plots, QtCore.Qt.Key.Key_End)
+    assert not window.paused and not window.scrollbar.isVisible()
+    qtbot.waitUntil(lambda: window.plots.x_range()[1] > frozen[1], timeout=2000)
+    x0, x1 = window.plots.x_range()
+    assert x1 - x0 == pytest.approx(window.plots.window_s)
+    window.plots.sigPaused.emit()  # what dragging a plot while live does
+    assert window.paused
+
+
+def test_keyboard_shortcuts_drive_the_main_actions(qtbot, make_window):
+    window = make_window()
+    expected = {"connect": "Ctrl+K", "record": "Ctrl+R", "pause": "Space",
+                "open": "Ctrl+O", "model": "Ctrl+M", "live": "End", "quit": "Ctrl+Q",
+                "window1": "Ctrl+1", "help": "F1"}
+    for name, key in expected.items():
+        assert window.actions_by_name[name].shortcut().toString() == key
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)  # shortcuts need an active window
+    qtbot.keyClick(window.plots, QtCore.Qt.Key.Key_K,
+                    QtCore.Qt.KeyboardModifier.ControlModifier)
+    assert window.controller.mode == "live"
+    qtbot.keyClick(window.plots, QtCore.Qt.Key.Key_3,
+                    QtCore.Qt.KeyboardModifier.ControlModifier)
+    assert window.plots.window_s == 60.0
+    qtbot.keyClick(window.plots, QtCore.Qt.Key.Key_K,
+                    QtCore.Qt.KeyboardModifier.ControlModifier)
+    assert window.controller.mode == "idle"
+
+
+def test_layout_and_choices_are_saved_between_runs(qtbot, make_window, isolated_settings):
+    window = make_window()
+    window.window_combo.setCurrentIndex(2)  # 60 s
+    window.recording_panel.subject.setText("S11")
+    window.legend_dock.setVisible(False)
+    window.close()
+    assert isolated_settings.exists()  # the file named by $WALKERLAB_SETTINGS
+    again = make_window()
+    assert again.plots.window_s == 60.0
+    assert again.recording_panel.subject.text() == "S11"
+    assert not again.legend_dock.isVisible()
+    assert again.session_dock.isVisible()
+
+
+def test_errors_are_one_line_dialogs(qtbot, make_window, tmp_path):
+    window = make_window()
+    bad = tmp_path / "not-a-model.npz"
+    bad.write_bytes(b"this is not a model")
+    assert not window.load_model(str(bad))
+    assert window.last_error.startswith("cannot load model not-a-model.npz")
+    assert "\n" not in window.last_error and "Traceback" not in window.last_error
+    box = window.findChild(QtWidgets.QMessageBox)
+    assert box is not None and box.isVisible() and box.text() == window.last_error
+    box.close()
+    assert not window.connect_to("/dev/walkerlab-no-such-port")
+    assert "does not exist" in window.last_error
+    assert window.start_recording() is None
+    assert window.last_error == "connect a walker before recording"
+    assert not window.open_replay(str(bad))
+    assert "\n" not in window.last_error
+
+
+def test_dark_theme_follows_the_override(qtbot, make_window, monkeypatch):
+    monkeypatch.setenv("WALKERLAB_THEME", "dark")
+    window = make_window()
+    assert window.theme.dark
+    bg = window.plots.backgroundBrush().color()
+    assert bg.lightness() < 80
+    monkeypatch.setenv("WALKERLAB_THEME", "light")
+    window._scheme_changed()
+    assert not window.theme.dark
+    assert window.plots.backgroundBrush().color().lightness() > 200

@@ -1,0 +1,169 @@
+"""Record from the virtual walker over a pseudo-terminal, inspect, replay, recover."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from calibration import calibration_for
+from device.protocol import wire
+from device.sim.virtual_walker import FaultConfig
+from host.cli import main as walkerlab
+from host.link import QueueSink
+from host.pipeline import RecognitionPipeline
+from host.record import record_session
+from host.recording import open_recording, recover
+from host.replay import replay_recording
+from host.simulate import simulate_to_files
+
+pytestmark = pytest.mark.integration
+
+
+def _info(path, capsys):
+    assert walkerlab(["info", str(path), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture(scope="module")
+def trained_model(tmp_path_factory):
+    from recognizers.hmm import HMMRecognizer
+    from host.datasets import load_sessions
+
+    out = tmp_path_factory.mktemp("model")
+    paths = simulate_to_files("free", 1, 11, out, duration_s=600, progress=False)
+    sessions = load_sessions(paths, feature_set="cop")
+    model = HMMRecognizer().fit([s.X for s in sessions], [s.y for s in sessions],
+                                feature_set="cop")
+    return model
+
+
+def test_record_20_s_then_info_and_replay_reproduce_live_exactly(served_walker, tmp_path,
+                                                                  capsys, trained_model):
+    served = served_walker(rate_hz=50, seed=3)
+    live = QueueSink(maxsize=100_000)
+    out = tmp_path / "session.h5"
+    record_session(served.path, out, 20.0, subject_id="S1", progress=False,
+                   extra_sinks=[live])
+    info = _info(out, capsys)
+    assert abs(info["samples"] - 50 * 20) <= 1  # rate x duration, within one frame
+    assert info["seq_gaps"] == 0 and info["crc_errors"] == 0 and info["rate_hz"] == 50.0
+    assert info["walker_id"] == "SIM-0" and info["subject_id"] == "S1"
+    assert sum(info["labels"].values()) >= 990  # the simulator's truth track
+
+    # The live pipeline, run on the batches the link delivered during the recording.
+    pipeline = RecognitionPipeline(calibration_for("SIM-0"), trained_model)
+    feats, posts = [], []
+    for batch in live.drain():
+        if len(batch.block):
+            result = pipeline.process(batch.block)
+            feats.append(result.features.X)
+            posts.append(result.posterior)
+    rec, replayed = replay_recording(out, trained_model)
+    assert np.array_equal(replayed.features, np.concatenate(feats))
+    assert np.array_equal(replayed.posterior, np.concatenate(posts))
+    assert len(replayed.t_s) == info["samples"]
+
+
+def _frames_with_offsets(stream: bytes):
+    """(offset, length, Frame) of every frame in an uncorrupted byte stream."""
+    out = []
+    pos = 0
+    decoder = wire.FrameDecoder(track_sequence=False)
+    while pos + wire.HEADER_LEN <= len(stream):
+        length = int.from_bytes(stream[pos + 4:pos + 6], "little")
+        size = wire.HEADER_LEN + length + wire.CRC_LEN
+        frames = decoder.feed(stream[pos:pos + size])
+        if len(frames) != 1:
+            break
+        out.append((pos, size, frames[0]))
+        pos += size
+    return out
+
+
+def test_corrupted_link_keeps_every_intact_frame_and_counts_crc_errors(served_walker,
+                                                                       tmp_path, capsys):
+    served = served_walker(rate_hz=100, keep_log=True,
+                           faults=FaultConfig(corrupt_rate=0.001, seed=5))
+    out = tmp_path / "noisy.h5"
+    record_session(served.path, out, 8.0, progress=False)
+    served.stop()
+    clean = bytes(served.server.injector.clean_log)
+    touched = np.frombuffer(bytes(served.server.injector.touched_log), np.uint8)
+    rec = open_recording(out)
+    recorded_seqs = set(rec.samples.seq.tolist())
+    last_t = rec.samples.t_us.max()
+    intact = hit = 0
+    for offset, size, frame in _frames_with_offsets(clean):
+        if frame.frame_type != wire.SAMPLE or frame.t_us > last_t:
+            continue
+        if touched[offset:offset + size].any():
+            hit += 1
+        else:
+            intact += 1
+            assert frame.seq in recorded_seqs
+    assert intact > 700 and hit > 5
+    info = _info(out, capsys)
+    assert info["crc_errors"] >= 1 and info["samples"] >= intact
+
+
+def test_sigkill_of_the_recorder_loses_at_most_a_second_and_recover_restores_all(
+        served_walker, tmp_path, capsys):
+    served = served_walker(rate_hz=50)
+    out = tmp_path / "killed.h5"
+    proc = subprocess.Popen([sys.executable, "-m", "host.cli", "record", "--port",
+                             served.path, "--duration", "60", "--out", str(out),
+                             "--quiet"], stderr=subprocess.PIPE)
+    time.sleep(5.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    rec = open_recording(out)  # opens although the writer died mid-session
+    assert not rec.closed_cleanly
+    n_recorded = len(rec.samples)
+    raw_frames = wire.FrameDecoder()
+    raw_frames.feed(rec.raw_bytes())
+    raw_frames.finish()
+    recovered = tmp_path / "recovered.h5"
+    recover(out, recovered)
+    rec2 = open_recording(recovered)
+    n_raw_samples = len(rec2.samples)
+    assert n_raw_samples >= n_recorded > 100
+    assert rec2.counters["frames_ok"] == raw_frames.frames_ok
+    # At most one second (50 samples) of decoded data was behind the raw log, and the
+    # raw log itself is within one second of what the walker had sent.
+    assert n_raw_samples - n_recorded <= 50
+    assert np.array_equal(rec2.samples.seq[:n_recorded], rec.samples.seq)
+
+
+def test_cli_rejects_bad_input_with_one_line_and_exit_2(tmp_path, capsys):
+    foreign = tmp_path / "foreign.h5"
+    import h5py
+    with h5py.File(foreign, "w") as f:
+        f["x"] = [1, 2, 3]
+    truncated = tmp_path / "trunc.h5"
+    truncated.write_bytes(b"\x89HDF\r\n\x1a\n" + b"\x00" * 50)
+    cases = [
+        ["info", str(foreign)],
+        ["info", str(truncated)],
+        ["info", str(tmp_path / "missing.h5")],
+        ["record", "--port", "/dev/walkerlab-nope", "--duration", "1", "--out",
+         str(tmp_path / "x.h5")],
+        ["replay", str(foreign)],
+    ]
+    for argv in cases:
+        assert walkerlab(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("walkerlab %s: error:" % argv[0]) and "\n" not in err, err
+
+
+def test_record_refuses_to_overwrite_an_existing_recording(served_walker, tmp_path, capsys):
+    out = tmp_path / "keep.h5"
+    out.write_bytes(b"precious")
+    served = served_walker()
+    assert walkerlab(["record", "--port", served.path, "--duration", "1", "--out",
+                      str(out), "--quiet"]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert out.read_bytes() == b"precious"
