@@ -263,6 +263,10 @@ class PtyServer:
                 self._unplug()
                 self.disconnects += 1
                 time.sleep(faults.disconnect_duration_s)
+                # The firmware sampled on while unplugged; USB CDC drops what it wrote
+                # into a closed port, so the host sees those frames as a sequence gap.
+                t_dev = time.monotonic() - t0 - frozen_s
+                self.bytes_discarded += len(self.walker.advance(int(t_dev * 1e6)))
                 self._plug()
                 next_disconnect = time.monotonic() - t0 + faults.disconnect_every_s
                 continue
