@@ -58,6 +58,13 @@ def load_session(path, feature_set: str = "cop", track: str | None = None) -> La
                            features.t_s[keep], features.names)
 
 
+def load_features(path, feature_set: str = "cop"):
+    """(X, t_s) of every sample of a recording, labelled or not (for unsupervised learning)."""
+    rec = open_recording(path)
+    features = FeatureExtractor(recording_calibration(rec), feature_set).process(rec.samples)
+    return features.X, features.t_s
+
+
 def load_sessions(paths, feature_set: str = "cop", track: str | None = None,
                   progress: bool = False) -> list[LabelledSession]:
     if not paths:

@@ -949,22 +949,46 @@ class BMMHMM(MultiSensorHMMInferenceMixin, _ParamsMixin):
             for k in z.files:
                 if k.startswith("param_"):
                     params[k[6:]] = z[k]
-            model = cls(**params)
             g = z["startprob_concentration"]
             a = z["transmat_concentration"]
             b = z["emissionprob_concentration"]
             ns = z["n_symbols"]
             belief = z["belief"]
+        model = cls.from_concentrations(
+            params, g, a, b, ns, known_emissions=bool(meta["known_emissions"]),
+            belief=belief, n_steps=int(meta["n_steps"]), n_sequences=int(meta["n_sequences"]))
+        return model
+
+    @classmethod
+    def from_concentrations(cls, params, startprob_concentration, transmat_concentration,
+                            emissionprob_concentration, n_symbols, *, known_emissions=False,
+                            belief=None, n_steps=0, n_sequences=0):
+        """A model whose posterior is the given product of Dirichlets, ready to go on learning.
+
+        ``params`` are constructor parameters; the concentrations are those of
+        ``*_concentration_`` (for a known observation model the third is the
+        emission probabilities).  :meth:`load` and the walker recognizer use this.
+        """
+        model = cls(**params)
+        g = np.array(startprob_concentration, dtype=np.float64)
+        a = np.array(transmat_concentration, dtype=np.float64)
+        b = np.array(emissionprob_concentration, dtype=np.float64)
         S, N, M = b.shape
+        if g.shape != (N,) or a.shape != (N, N) or N != int(model.n_components):
+            raise ValueError("concentrations of shapes %s, %s, %s do not describe %d states"
+                             % (g.shape, a.shape, b.shape, int(model.n_components)))
+        if not (np.all(g > 0) and np.all(a > 0)):
+            raise ValueError("start and transition concentrations must be positive")
         model._check_params()
         model.n_features_in_ = S
-        model.n_symbols_ = ns.astype(np.int64)
-        model._known = bool(meta["known_emissions"])
+        model.n_symbols_ = np.asarray(n_symbols).astype(np.int64)
+        model._known = bool(known_emissions)
         model._mode = _core.MODE_SUM if model.second_moment == "sum" else _core.MODE_FIRST
-        model._belief = belief.copy()
+        model._belief = (np.full(N, 1.0 / N) if belief is None
+                         else np.array(belief, dtype=np.float64))
         model._open = False
-        model.n_steps_ = int(meta["n_steps"])
-        model.n_sequences_ = int(meta["n_sequences"])
+        model.n_steps_ = int(n_steps)
+        model.n_sequences_ = int(n_sequences)
         model.predictive_loglik_ = 0.0
         if model.method in ("fast", "lag1"):
             model._pend = np.zeros(S, dtype=np.int64)

@@ -299,6 +299,8 @@ def leave_one_subject_out(recognizer_factory, sessions, *,
     Returns
     -------
     dict with ``accuracy_by_window`` ``{window: accuracy}``,
+    ``class_accuracy_by_window`` ``{window: {class: accuracy or None}}`` (per true
+    activity, the thesis's Tables 6.12/6.13),
     ``transition_precision``, ``transition_recall``, ``transition_counts``,
     ``transitions_by_window`` ``{window: {actual, predicted, correct,
     precision, recall}}``, ``confusion`` (list of lists, rows true),
@@ -369,8 +371,16 @@ def leave_one_subject_out(recognizer_factory, sessions, *,
         tc = transition_counts(all_true, all_pred, w)
         by_window[w] = {"actual": tc.actual, "predicted": tc.predicted, "correct": tc.correct,
                         "precision": tc.precision, "recall": tc.recall}
+    class_accuracy = {}
+    for w in windows:
+        cm = confusion_matrix(all_true, all_pred, classes, w)
+        totals = cm.sum(1)
+        # Classes that are only ever predicted have no true frames: no accuracy.
+        class_accuracy[w] = {str(c): (float(cm[i, i] / totals[i]) if totals[i] else None)
+                             for i, c in enumerate(classes)}
     return {
         "accuracy_by_window": pooled["accuracy_by_window"],
+        "class_accuracy_by_window": class_accuracy,
         "transition_precision": pooled["transition_precision"],
         "transition_recall": pooled["transition_recall"],
         "transition_counts": pooled["transition_counts"],

@@ -9,7 +9,11 @@ with the activity that it is matched with most frequently"):
 * ``"hmm-em"`` (:class:`EMHMMRecognizer`): Baum-Welch with ``n_init`` random
   restarts (the thesis: 20), best MAP objective kept;
 * ``"hmm-gibbs"`` (:class:`GibbsHMMRecognizer`): collapsed Gibbs sampling
-  (Alg 7, 500 sweeps), posterior-mean parameters.
+  (Alg 7, 500 sweeps), posterior-mean parameters;
+* ``"bmm"`` (:class:`BMMRecognizer`): online Bayesian moment matching (thesis
+  chapter 7, :class:`~recognizers.bmm.BMMHMM`), one sweep over the data; it
+  keeps its Dirichlet posterior, so :meth:`BMMRecognizer.partial_fit` goes on
+  learning from unlabelled recordings without retraining.
 
 Latent states are mapped by their soft co-occurrence with the training labels
 (smoothed posteriors), either to the majority activity (``state_mapping=
@@ -37,6 +41,7 @@ from recognizers.base import (
     check_is_fitted,
     register_recognizer,
 )
+from recognizers.bmm import BMMHMM
 from recognizers.discretize import EqualFrequencyDiscretizer
 from recognizers.hmm import (
     CategoricalEmissions,
@@ -50,7 +55,7 @@ from recognizers.modelling import chain
 from recognizers.modelling.chain import transition_exp_into
 from recognizers.modelling.matching import cooccurrence, map_states
 
-__all__ = ["EMHMMRecognizer", "GibbsHMMRecognizer"]
+__all__ = ["EMHMMRecognizer", "GibbsHMMRecognizer", "BMMRecognizer"]
 
 
 @numba.njit(cache=True)
@@ -384,3 +389,130 @@ class GibbsHMMRecognizer(_LatentHMMRecognizer):
             self_transition_prior=float(self.self_transition_prior),
             n_sweeps=int(self.n_sweeps), burn_in=self.burn_in, random_state=self.random_state)
         return model.fit(symbols, lengths)
+
+
+def _posterior_mean_hmm(bmm: BMMHMM) -> MultiCategoricalHMM:
+    """The HMM with the posterior-mean parameters of a BMM posterior."""
+    return MultiCategoricalHMM(bmm.startprob_, bmm.transmat_,
+                               CategoricalEmissions(bmm.emissionprob_, bmm.n_symbols_))
+
+
+@register_recognizer
+class BMMRecognizer(_LatentHMMRecognizer):
+    """Unsupervised multi-sensor HMM learned online by Bayesian moment matching (thesis ch. 7).
+
+    ``fit`` makes one sweep over the training sequences (thesis Algs 11-12); the
+    labels only name the latent states (majority or Hungarian, as for EM and
+    Gibbs).  The Dirichlet posterior is kept, so :meth:`partial_fit` continues
+    learning from unlabelled sequences in constant time per frame, and the
+    model file stores it.  Inference uses the posterior-mean parameters.
+
+    Parameters
+    ----------
+    n_bins : int, default 20
+    n_states : int or None
+        Latent states; None: one per activity in the training labels.
+    n_init : int, default 4
+        Candidate non-symmetric priors compared on the first ``init_frames``
+        frames (see :class:`~recognizers.bmm.BMMHMM`).
+    init_frames : int, default 20000
+    self_transition_prior : float, default 100.0
+        Extra Dirichlet pseudo-count on staying in a state: activities last
+        seconds, i.e. hundreds of frames at 50 Hz.
+    emissionprob_prior : float, default 1.0
+    prior_asymmetry : float in [0, 1), default 0.5
+        How far each state's emission prior leans away from uniform (breaks the
+        label symmetry, thesis 7.2.2).
+    init_window : int, default 25
+        Frames per window of the pilot that chooses where the priors lean.
+    state_mapping : {"majority", "hungarian"}
+    random_state : int or None, default 0
+
+    Attributes
+    ----------
+    as :class:`EMHMMRecognizer`; ``bmm_`` is the :class:`~recognizers.bmm.BMMHMM`
+    holding the posterior (``n_steps_`` frames learnt from so far).
+    """
+
+    kind = "bmm"
+    _tags = RecognizerTags(supports_streaming=True, supports_partial_fit=True,
+                           requires_labels=True)
+    _parameter_constraints = {
+        **_LatentHMMRecognizer._common_constraints,
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init_frames": [Interval(numbers.Integral, 1, None, closed="left")],
+        "self_transition_prior": [Interval(numbers.Real, 0, None, closed="left")],
+        "emissionprob_prior": [Interval(numbers.Real, 0, None, closed="neither")],
+        "prior_asymmetry": [Interval(numbers.Real, 0, 1, closed="left")],
+        "init_window": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, *, n_bins=20, n_states=None, n_init=4, init_frames=20000,
+                 self_transition_prior=100.0, emissionprob_prior=1.0, prior_asymmetry=0.5,
+                 init_window=25, state_mapping="majority", random_state=0):
+        self.n_bins = n_bins
+        self.n_states = n_states
+        self.n_init = n_init
+        self.init_frames = init_frames
+        self.self_transition_prior = self_transition_prior
+        self.emissionprob_prior = emissionprob_prior
+        self.prior_asymmetry = prior_asymmetry
+        self.init_window = init_window
+        self.state_mapping = state_mapping
+        self.random_state = random_state
+
+    def _bmm_params(self, n_states: int) -> dict:
+        return dict(n_components=int(n_states), n_init=int(self.n_init),
+                    init_frames=int(self.init_frames),
+                    self_transition_prior=float(self.self_transition_prior),
+                    emissionprob_prior=float(self.emissionprob_prior),
+                    prior_asymmetry=float(self.prior_asymmetry),
+                    init_window=int(self.init_window), random_state=self.random_state)
+
+    def _learn(self, symbols, lengths, n_states, n_values) -> MultiCategoricalHMM:
+        bmm = BMMHMM(n_symbols=n_values, **self._bmm_params(n_states))
+        self.bmm_ = bmm.fit(symbols, lengths)
+        return _posterior_mean_hmm(bmm)
+
+    def partial_fit(self, sequences):
+        """Go on learning from unlabelled sequences (each a (T, n_features) array).
+
+        Each sequence is a new stream; the posterior is updated once per frame
+        and the state-to-activity mapping is kept.  Returns ``self``.
+        """
+        check_is_fitted(self, "model_")
+        if isinstance(sequences, np.ndarray) and sequences.ndim == 2:
+            sequences = [sequences]
+        Xs = [self._validate_X(X, reset=False) for X in sequences]
+        Xs = [X for X in Xs if len(X)]
+        if not Xs:
+            return self
+        symbols = np.concatenate([self.discretizer_.transform(X) for X in Xs])
+        lengths = np.array([len(X) for X in Xs], dtype=np.int64)
+        self.bmm_.partial_fit(symbols, lengths)
+        self.model_ = _posterior_mean_hmm(self.bmm_)
+        self._build_runtime()
+        return self
+
+    def _get_state(self) -> dict[str, np.ndarray]:
+        state = super()._get_state()
+        bmm = self.bmm_
+        state.update({
+            "bmm_startprob_concentration": bmm.startprob_concentration_,
+            "bmm_transmat_concentration": bmm.transmat_concentration_,
+            "bmm_emissionprob_concentration": bmm.emissionprob_concentration_,
+            "bmm_counts": np.array([bmm.n_steps_, bmm.n_sequences_], dtype=np.int64),
+        })
+        return state
+
+    def _set_state(self, arrays) -> None:
+        super()._set_state(arrays)
+        counts = np.asarray(arrays["bmm_counts"], dtype=np.int64)
+        self.bmm_ = BMMHMM.from_concentrations(
+            self._bmm_params(self.model_.n_components),
+            arrays["bmm_startprob_concentration"], arrays["bmm_transmat_concentration"],
+            arrays["bmm_emissionprob_concentration"], self.model_.n_values_,
+            n_steps=int(counts[0]), n_sequences=int(counts[1]))
+        # Inference must use exactly the stored posterior mean.
+        if not np.allclose(self.bmm_.transmat_, self.model_.transmat_, rtol=1e-9, atol=1e-12):
+            raise ValueError("the stored BMM posterior does not match the stored parameters")

@@ -88,7 +88,17 @@ EXP2_SAMPLE_COUNTS = {"NTW": 8554, "ST": 51638, "WF": 71417, "TL": 16867, "TR": 
 EXP2_SUBJECTS = 20
 LABEL_RATE_HZ = 50.0  # the thesis's sample rate (25-sample window = half a second)
 
-COURSES = ("exp1", "exp2", "free")
+COURSES = ("exp1", "exp1-run1", "exp1-run2", "exp2", "free")
+
+
+def base_course(course: str) -> str:
+    """The designed course a course name belongs to ("exp1-run2" -> "exp1").
+
+    Experiment 1's subjects walked its course twice; "exp1" is both runs in one
+    session, "exp1-run1"/"exp1-run2" one run each (the thesis's protocol trains on
+    one run of the test subject), drawn exactly as the halves of "exp1".
+    """
+    return course.split("-run")[0]
 
 
 # ---- difficulty knobs ---------------------------------------------------------------
@@ -289,10 +299,11 @@ def course_segments(course: str, rng: np.random.Generator, duration_s: float | N
     else:
         if pace is None:
             pace = float(np.exp(rng.normal(0.0, _PACE_SIGMA)))
-        table = _course_table(course)
-        if course == "exp1":
+        table = _course_table(base_course(course))
+        if base_course(course) == "exp1":
             runs = [list(_designed(table, rng, pace)) for _ in range(2)]
-            source = iter(runs[0] + runs[1])
+            source = iter(runs[0] + runs[1] if course == "exp1"
+                          else runs[int(course[-1]) - 1])
         else:
             source = _designed(table, rng, pace)
     elapsed = 0.0
@@ -309,7 +320,7 @@ def course_segments(course: str, rng: np.random.Generator, duration_s: float | N
 
 def designed_sequence(course: str) -> tuple[str, ...]:
     """The activity codes of a designed course in order (exp1: both runs)."""
-    table = _course_table(course)
+    table = _course_table(base_course(course))
     codes = tuple(code for code, _, _ in table)
     return codes * 2 if course == "exp1" else codes
 
@@ -317,6 +328,6 @@ def designed_sequence(course: str) -> tuple[str, ...]:
 def mean_course_shares(course: str) -> dict[str, float]:
     """Mean seconds per activity of one pass of a designed course (exp1: one run)."""
     shares: dict[str, float] = {}
-    for code, mean_s, _ in _course_table(course):
+    for code, mean_s, _ in _course_table(base_course(course)):
         shares[code] = shares.get(code, 0.0) + mean_s
     return shares
