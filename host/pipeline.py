@@ -44,7 +44,21 @@ class RecognitionPipeline:
         self.recognizer = recognizer
         self.classes: tuple[str, ...] = (
             tuple(str(c) for c in recognizer.classes_) if recognizer is not None else ())
+        self.learning = False
         self.reset()
+
+    @property
+    def can_learn(self) -> bool:
+        """The recognizer learns online (a BMM), so ``set_learning(True)`` is possible."""
+        r = self.recognizer
+        return r is not None and r.get_tags().supports_partial_fit
+
+    def set_learning(self, on: bool) -> None:
+        """Keep learning from the stream (``learn_block``) or only recognise (``step_block``)."""
+        on = bool(on) and self.can_learn
+        if self.learning and not on:
+            self.recognizer.sync_model()  # recognise with what was learnt
+        self.learning = on
 
     def reset(self) -> None:
         self.features.reset()
@@ -55,5 +69,6 @@ class RecognitionPipeline:
         feats = self.features.process(block)
         posterior = None
         if self.recognizer is not None:
-            posterior = self.recognizer.step_block(feats.X)
+            step = self.recognizer.learn_block if self.learning else self.recognizer.step_block
+            posterior = step(feats.X)
         return PipelineOutput(feats, posterior, self.classes)

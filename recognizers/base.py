@@ -15,7 +15,10 @@ Contract (scikit-learn conventions, without depending on scikit-learn):
 * Streaming: ``reset()``, then ``step(x) -> (n_classes,)`` per frame or
   ``step_block(X) -> (n, n_classes)`` per block; both continue one stream and
   agree exactly with ``filter`` on the concatenated frames.
-* Capabilities are data: :class:`RecognizerTags`, from ``get_tags()``.
+* Capabilities are data: :class:`RecognizerTags`, from ``get_tags()``.  A
+  recognizer tagged ``supports_partial_fit`` also has ``partial_fit(sequences)``
+  (unlabelled) and ``learn_block(X)``, which continues the stream like
+  ``step_block`` while learning from it (the live monitor's "keep learning").
 * Persistence: ``save(path)`` / ``load(path)`` / :func:`load_recognizer` use an
   ``.npz`` file read with ``allow_pickle=False``: numeric and fixed-width
   string arrays plus a JSON header (kind, format_version, params, fitted

@@ -793,6 +793,26 @@ class BMMHMM(MultiSensorHMMInferenceMixin, _ParamsMixin):
         self._run(X, starts)
         return self
 
+    def partial_fit_filter(self, X):
+        """Learn from frames that continue the current stream; return their filtered posteriors.
+
+        The same update as :meth:`partial_fit` without ``lengths``; returns
+        ``P(Y_t | e_{1:t})`` ``(T, n_components)`` under the posterior as it was
+        learnt up to each frame (what a live display shows while learning).
+        """
+        self._check_params()
+        X0 = validate_symbols(X)
+        if not self._is_initialised():
+            if self.n_symbols is not None or self.emissionprob is not None:
+                validate_symbols(X0, n_symbols=self._resolve_n_symbols(X0))
+            self._init_posterior(X0)
+        X = validate_symbols(X0, self.n_features_in_, self.n_symbols_)
+        starts = np.zeros(X.shape[0], dtype=np.bool_)
+        if X.shape[0]:
+            starts[0] = not self._open
+        post, _ = self._run(X, starts)
+        return post
+
     def step(self, x, *, learn=True):
         """Process one frame ``x`` (``(n_sensors,)`` symbols) of the current stream.
 

@@ -38,7 +38,8 @@ window rule goes on the diagonal, any other frame at (true, predicted).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -52,6 +53,10 @@ __all__ = [
     "transition_counts",
     "confusion_matrix",
     "leave_one_subject_out",
+    "Fold",
+    "loso_folds",
+    "run_fold",
+    "summarize_folds",
 ]
 
 #: The thesis's window sizes: 0 to 50 in steps of 5 (frames).
@@ -266,6 +271,118 @@ def _metrics(y_true, y_pred, windows, transition_window):
     }
 
 
+@dataclass(frozen=True)
+class Fold:
+    """One leave-one-subject-out fold: indices into the session list."""
+
+    subject: Any
+    train: tuple[int, ...]
+    test: tuple[int, ...]
+
+
+def loso_folds(subjects: Sequence, n_own_sessions_in_training: int = 0) -> list[Fold]:
+    """The folds of leave-one-subject-out for sessions of the given subjects (in order).
+
+    Each subject is tested on its sessions after its first
+    ``n_own_sessions_in_training``, which join every other subject's sessions in
+    training.  Subjects keep their order of first appearance.
+    """
+    n_own = _check_window(n_own_sessions_in_training)
+    order: list = []
+    by_subject: dict = {}
+    for i, subj in enumerate(subjects):
+        if subj not in by_subject:
+            order.append(subj)
+            by_subject[subj] = []
+        by_subject[subj].append(i)
+    if len(order) < 2:
+        raise ValueError("leave-one-subject-out needs sessions of at least two subjects, "
+                         "got %d" % len(order))
+    folds = []
+    for subj in order:
+        own = by_subject[subj]
+        if len(own) <= n_own:
+            raise ValueError("subject %r has %d session(s); %d go to training, none left "
+                             "to test" % (subj, len(own), n_own))
+        train = [i for other in order if other != subj for i in by_subject[other]]
+        folds.append(Fold(subj, tuple(train + own[:n_own]), tuple(own[n_own:])))
+    return folds
+
+
+def run_fold(make_recognizer: Callable[[], Any], train_sessions, test_sessions,
+             decoder: str = "predict") -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Fit a fresh recognizer on ``train_sessions``; (true, decoded) label sequences of the test."""
+    if decoder not in ("predict", "filter", "smooth"):
+        raise ValueError("decoder must be 'predict', 'filter' or 'smooth', got %r" % (decoder,))
+    rec = make_recognizer()
+    rec.fit([_field(s, "X") for s in train_sessions], [_field(s, "y") for s in train_sessions])
+    ys_true = [np.asarray(_field(s, "y")).astype(str) for s in test_sessions]
+    ys_pred = [_decode(rec, _field(s, "X"), decoder) for s in test_sessions]
+    return ys_true, ys_pred
+
+
+def summarize_folds(fold_results, *, windows: Iterable[int] = DEFAULT_WINDOWS,
+                    transition_window: int = 0, confusion_window: int = 0,
+                    decoder: str = "predict") -> dict[str, Any]:
+    """Pool ``[(subject, ys_true, ys_pred), ...]`` into :func:`leave_one_subject_out`'s dict."""
+    windows = [_check_window(w) for w in windows]
+    transition_window = _check_window(transition_window)
+    confusion_window = _check_window(confusion_window)
+    all_true: list[np.ndarray] = []
+    all_pred: list[np.ndarray] = []
+    per_subject: dict[str, dict] = {}
+    for subj, ys_true, ys_pred in fold_results:
+        all_true += list(ys_true)
+        all_pred += list(ys_pred)
+        m = _metrics(ys_true, ys_pred, windows, transition_window)
+        m["n_sessions"] = len(ys_true)
+        per_subject[str(subj)] = m
+    pooled = _metrics(all_true, all_pred, windows, transition_window)
+    classes = np.unique(np.concatenate(all_true + all_pred))
+    by_window = {}
+    for w in windows:
+        tc = transition_counts(all_true, all_pred, w)
+        by_window[w] = {"actual": tc.actual, "predicted": tc.predicted, "correct": tc.correct,
+                        "precision": tc.precision, "recall": tc.recall}
+    class_accuracy = {}
+    for w in windows:
+        cm = confusion_matrix(all_true, all_pred, classes, w)
+        totals = cm.sum(1)
+        # Classes that are only ever predicted have no true frames: no accuracy.
+        class_accuracy[w] = {str(c): (float(cm[i, i] / totals[i]) if totals[i] else None)
+                             for i, c in enumerate(classes)}
+    return {
+        "accuracy_by_window": pooled["accuracy_by_window"],
+        "class_accuracy_by_window": class_accuracy,
+        "transition_precision": pooled["transition_precision"],
+        "transition_recall": pooled["transition_recall"],
+        "transition_counts": pooled["transition_counts"],
+        "transitions_by_window": by_window,
+        "confusion": confusion_matrix(all_true, all_pred, classes,
+                                      confusion_window).tolist(),
+        "confusion_window": confusion_window,
+        "classes": classes.tolist(),
+        "decoder": decoder,
+        "per_subject": per_subject,
+    }
+
+
+def as_factory(recognizer_factory) -> Callable[[], Any]:
+    """A callable making fresh recognizers, from a factory or a template recognizer."""
+    if (not isinstance(recognizer_factory, type) and hasattr(recognizer_factory, "get_params")
+            and hasattr(recognizer_factory, "fit")):
+        from recognizers.base import clone
+
+        template = recognizer_factory
+
+        def make():
+            return clone(template)
+        return make
+    if callable(recognizer_factory):
+        return recognizer_factory
+    raise TypeError("recognizer_factory must be callable or a recognizer")
+
+
 def leave_one_subject_out(recognizer_factory, sessions, *,
                           windows: Iterable[int] = DEFAULT_WINDOWS,
                           transition_window: int = 0,
@@ -312,83 +429,15 @@ def leave_one_subject_out(recognizer_factory, sessions, *,
     if decoder not in ("predict", "filter", "smooth"):
         raise ValueError("decoder must be 'predict', 'filter' or 'smooth', got %r" % (decoder,))
     windows = [_check_window(w) for w in windows]
-    transition_window = _check_window(transition_window)
-    confusion_window = _check_window(confusion_window)
-    n_own = _check_window(n_own_sessions_in_training)
     sessions = list(sessions)
-    subjects: list = []
-    by_subject: dict = {}
-    for s in sessions:
-        subj = _field(s, "subject")
-        if subj not in by_subject:
-            subjects.append(subj)
-            by_subject[subj] = []
-        by_subject[subj].append(s)
-    if len(subjects) < 2:
-        raise ValueError("leave-one-subject-out needs sessions of at least two subjects, "
-                         "got %d" % len(subjects))
-
-    if (not isinstance(recognizer_factory, type) and hasattr(recognizer_factory, "get_params")
-            and hasattr(recognizer_factory, "fit")):
-        from recognizers.base import clone
-
-        template = recognizer_factory
-
-        def make():
-            return clone(template)
-    elif callable(recognizer_factory):
-        make = recognizer_factory
-    else:
-        raise TypeError("recognizer_factory must be callable or a recognizer")
-
-    all_true: list[np.ndarray] = []
-    all_pred: list[np.ndarray] = []
-    per_subject: dict[str, dict] = {}
-    for done, subj in enumerate(subjects, start=1):
-        own = by_subject[subj]
-        if len(own) <= n_own:
-            raise ValueError("subject %r has %d session(s); %d go to training, none left "
-                             "to test" % (subj, len(own), n_own))
-        train = [s for other in subjects if other != subj for s in by_subject[other]]
-        train += own[:n_own]
-        test = own[n_own:]
-        rec = make()
-        rec.fit([_field(s, "X") for s in train], [_field(s, "y") for s in train])
-        ys_true = [np.asarray(_field(s, "y")).astype(str) for s in test]
-        ys_pred = [_decode(rec, _field(s, "X"), decoder) for s in test]
-        all_true += ys_true
-        all_pred += ys_pred
-        m = _metrics(ys_true, ys_pred, windows, transition_window)
-        m["n_sessions"] = len(test)
-        per_subject[str(subj)] = m
+    folds = loso_folds([_field(s, "subject") for s in sessions], n_own_sessions_in_training)
+    make = as_factory(recognizer_factory)
+    results = []
+    for done, fold in enumerate(folds, start=1):
+        ys_true, ys_pred = run_fold(make, [sessions[i] for i in fold.train],
+                                    [sessions[i] for i in fold.test], decoder)
+        results.append((fold.subject, ys_true, ys_pred))
         if progress is not None:
-            progress(done, len(subjects), subj)
-
-    pooled = _metrics(all_true, all_pred, windows, transition_window)
-    classes = np.unique(np.concatenate(all_true + all_pred))
-    by_window = {}
-    for w in windows:
-        tc = transition_counts(all_true, all_pred, w)
-        by_window[w] = {"actual": tc.actual, "predicted": tc.predicted, "correct": tc.correct,
-                        "precision": tc.precision, "recall": tc.recall}
-    class_accuracy = {}
-    for w in windows:
-        cm = confusion_matrix(all_true, all_pred, classes, w)
-        totals = cm.sum(1)
-        # Classes that are only ever predicted have no true frames: no accuracy.
-        class_accuracy[w] = {str(c): (float(cm[i, i] / totals[i]) if totals[i] else None)
-                             for i, c in enumerate(classes)}
-    return {
-        "accuracy_by_window": pooled["accuracy_by_window"],
-        "class_accuracy_by_window": class_accuracy,
-        "transition_precision": pooled["transition_precision"],
-        "transition_recall": pooled["transition_recall"],
-        "transition_counts": pooled["transition_counts"],
-        "transitions_by_window": by_window,
-        "confusion": confusion_matrix(all_true, all_pred, classes,
-                                      confusion_window).tolist(),
-        "confusion_window": confusion_window,
-        "classes": classes.tolist(),
-        "decoder": decoder,
-        "per_subject": per_subject,
-    }
+            progress(done, len(folds), fold.subject)
+    return summarize_folds(results, windows=windows, transition_window=transition_window,
+                           confusion_window=confusion_window, decoder=decoder)

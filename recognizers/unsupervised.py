@@ -494,10 +494,42 @@ class BMMRecognizer(_LatentHMMRecognizer):
         self._build_runtime()
         return self
 
+    def learn_block(self, X) -> np.ndarray:
+        """Filter frames of the live stream while learning from them; (n, n_classes).
+
+        Continues one stream like :meth:`step_block`, but each frame also updates the
+        posterior (:meth:`~recognizers.bmm.BMMHMM.partial_fit_filter`).  The
+        inference tables of :meth:`step_block`, :meth:`predict` etc. catch up in
+        :meth:`sync_model`; saving always stores the latest posterior.
+        """
+        X = self._validate_X(X, reset=False)
+        if not len(X):
+            return np.empty((0, len(self.classes_)))
+        post = self.bmm_.partial_fit_filter(self.discretizer_.transform(X))
+        self._stale = True
+        return self._classes_from_states(post)
+
+    def sync_model(self) -> None:
+        """Make inference use the latest learnt posterior mean (restarts the stream)."""
+        check_is_fitted(self, "model_")
+        if self.__dict__.get("_stale"):
+            self.model_ = _posterior_mean_hmm(self.bmm_)
+            self._build_runtime()
+            self._stale = False
+
+    def reset(self) -> None:
+        super().reset()
+        if "bmm_" in self.__dict__:
+            self.bmm_.reset()  # the next learnt frame starts a new stream too
+
     def _get_state(self) -> dict[str, np.ndarray]:
         state = super()._get_state()
         bmm = self.bmm_
+        latest = _posterior_mean_hmm(bmm)  # after learn_block, model_ may lag behind
         state.update({
+            "startprob": latest.startprob_,
+            "transmat": latest.transmat_,
+            "emissionprob": latest.emissionprob_,
             "bmm_startprob_concentration": bmm.startprob_concentration_,
             "bmm_transmat_concentration": bmm.transmat_concentration_,
             "bmm_emissionprob_concentration": bmm.emissionprob_concentration_,

@@ -155,6 +155,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.model_panel = ModelPanel()
         self.model_panel.loadRequested.connect(self.load_model_dialog)
         self.model_panel.unloadRequested.connect(self.unload_model)
+        self.model_panel.learningToggled.connect(self.set_learning)
+        self.model_panel.saveRequested.connect(self.save_model_dialog)
         self.recording_panel = RecordingPanel()
         self.recording_panel.startRequested.connect(self.start_recording)
         self.recording_panel.stopRequested.connect(self.stop_recording)
@@ -423,6 +425,27 @@ class MainWindow(QtWidgets.QMainWindow):
         self.statusBar().showMessage("Model %s loaded" % os.path.basename(path), 4000)
         if self.persist:
             self.settings.setValue("model/path", path)
+        return True
+
+    def set_learning(self, on: bool) -> None:
+        self.controller.set_learning(on)
+        self.statusBar().showMessage(
+            "Learning from live data" if self.controller.learning else "Recognising only", 4000)
+
+    def save_model_dialog(self) -> None:
+        start = self.controller.model_path or ""
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self, "Save the model", start, "WalkerLab models (*.npz)")
+        if path:
+            self.save_model(path)
+
+    def save_model(self, path: str) -> bool:
+        saved = self._guard("Cannot save model", self.controller.save_model, path)
+        if saved is FAILED:
+            return False
+        self.model_panel.set_model(saved, self.controller.recognizer)
+        self.model_panel.learn_check.setChecked(self.controller.learning)
+        self.statusBar().showMessage("Model saved to %s" % saved, 4000)
         return True
 
     def unload_model(self) -> None:

@@ -105,6 +105,7 @@ class MonitorController:
         self.tap = RecordingTap()
         self.recognizer = None
         self.model_path: str | None = None
+        self.learning = False
         self.recording: RecordingState | None = None
         self.link_state = "disconnected"  # live: connected, reconnecting, stalled
         self.info: dict | None = None  # the walker's INFO (live) or the recording's
@@ -136,6 +137,7 @@ class MonitorController:
         link.add_sink(self.tap)
         worker = ProcessingWorker(sink, recognizer=self.recognizer,
                                   info_getter=lambda: link.info)
+        worker.learning = self.learning
         try:
             link.open()
         except BaseException:
@@ -159,7 +161,9 @@ class MonitorController:
             "firmware_version": rec.attrs.get("firmware_version", "")}
         self.replay, self.sink = source, sink
         self.worker = ProcessingWorker(sink, calibration=source.calibration,
-                                       recognizer=self.recognizer).start()
+                                       recognizer=self.recognizer)
+        self.worker.learning = self.learning
+        self.worker.start()
         self.mode, self.port, self.link_state = "replay", str(path), "replay"
         source.start()
 
@@ -221,11 +225,41 @@ class MonitorController:
     def set_recognizer(self, recognizer, path: str | None = None) -> None:
         self.recognizer = recognizer
         self.model_path = path
+        self.learning = False  # a newly loaded model starts by only recognising
         if self.worker is not None:
+            self.worker.learning = self.learning
             self.worker.set_recognizer(recognizer)
 
     def clear_model(self) -> None:
+        self.set_learning(False)
         self.set_recognizer(None, None)
+
+    @property
+    def can_learn(self) -> bool:
+        r = self.recognizer
+        return r is not None and r.get_tags().supports_partial_fit
+
+    def set_learning(self, on: bool) -> None:
+        """Let an online recognizer (BMM) keep learning from the live stream."""
+        self.learning = bool(on) and self.can_learn
+        if self.worker is not None:
+            self.worker.learning = self.learning
+
+    def save_model(self, path) -> str:
+        """Save the running model (with what it learnt live) to ``path``."""
+        if self.recognizer is None:
+            raise UserError("no model is loaded")
+        lock = self.worker.model_lock if self.worker is not None else None
+        try:
+            if lock is not None:
+                with lock:  # not in the middle of a learning step
+                    out = self.recognizer.save(path)
+            else:
+                out = self.recognizer.save(path)
+        except OSError as exc:
+            raise UserError("cannot save model to %s: %s" % (path, exc)) from None
+        self.model_path = os.fspath(out)
+        return self.model_path
 
     @property
     def classes(self) -> tuple[str, ...]:

@@ -89,6 +89,9 @@ class ProcessingWorker:
         self._last_t: float | None = None
         self._offset = 0.0
         self._period = 0.02
+        self.learning = False  # keep learning online (a recognizer that can), set by the GUI
+        # Held while a batch is processed: whoever saves the (learning) model takes it.
+        self.model_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
@@ -136,7 +139,8 @@ class ProcessingWorker:
             batches = [first] + self.sink.drain(MAX_BATCHES_PER_CHUNK)
             t = time.perf_counter()
             try:
-                chunk = self.process(batches)
+                with self.model_lock:
+                    chunk = self.process(batches)
             except Exception as exc:  # a bad model or calibration: tell the user, go on
                 self.errors.append(one_line(exc))
                 chunk = None
@@ -169,6 +173,10 @@ class ProcessingWorker:
                 self.calibration = WalkerCalibration(walker_id=walker_id)
         self._pipeline = RecognitionPipeline(self.calibration, self._recognizer)
         return True
+
+    def _apply_learning(self) -> None:
+        if self._pipeline is not None and self._pipeline.learning != self.learning:
+            self._pipeline.set_learning(self.learning)
 
     def process(self, batches: list) -> DisplayChunk | None:
         """LinkBatches -> one DisplayChunk (None if there is nothing to show)."""
@@ -215,6 +223,7 @@ class ProcessingWorker:
             return DisplayChunk(np.zeros(0), np.zeros((0, N_VALUES)), None,
                                 self._pipeline.classes if self._pipeline else (),
                                 arrival, device_activity, truth, events, info, 0)
+        self._apply_learning()
         out = self._pipeline.process(block)
         fx = self._pipeline.features
         values = np.empty((n, N_VALUES))

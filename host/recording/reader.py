@@ -387,3 +387,11 @@ def open_recording(path) -> Recording:
     for note in notes:
         warnings.warn("%s: %s" % (path, note), RecordingWarning, stacklevel=2)
     return rec
+
+
+def read_attrs(path) -> dict:
+    """A recording's session attributes only (subject, walker, ...), without its data."""
+    path = os.fspath(path)
+    with open_h5(path) as f:
+        check_format(f, path)
+        return {k: _plain(v) for k, v in f.attrs.items()}

@@ -30,6 +30,21 @@ def model_path(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def bmm_model_path(tmp_path_factory):
+    """An online BMM recognizer trained on two simulated free-living subjects."""
+    from host.datasets import load_sessions
+    from host.simulate import simulate_to_files
+    from recognizers import BMMRecognizer
+
+    folder = tmp_path_factory.mktemp("gui-bmm")
+    paths = simulate_to_files("free", 2, 100, folder, duration_s=150, progress=False)
+    sessions = load_sessions(paths, "cop")
+    model = BMMRecognizer(n_init=1).fit([s.X for s in sessions], [s.y for s in sessions],
+                                        feature_set="cop")
+    return str(model.save(folder / "bmm.npz"))
+
+
+@pytest.fixture(scope="session")
 def recording_path(tmp_path_factory):
     """A 20 s simulated recording (subject seed 21 walks from the start)."""
     from host.simulate import simulate_to_files

@@ -94,6 +94,40 @@ def test_a_loaded_model_updates_the_posterior_ribbon_and_the_banner(
     qtbot.waitUntil(lambda: window.state.posterior is None, timeout=3000)
 
 
+def test_an_online_model_keeps_learning_live_when_switched_on_and_saves_it(
+        qtbot, make_window, bmm_model_path, model_path, tmp_path):
+    from recognizers import load_recognizer
+
+    window = make_window()
+    window.connect_to("virtual")
+    wait_samples(qtbot, window, 10)
+    panel = window.model_panel
+    assert window.load_model(model_path)
+    assert not panel.learn_check.isVisible()  # a supervised HMM cannot learn online
+    assert window.load_model(bmm_model_path)
+    assert panel.learn_check.isVisible() and not panel.learn_check.isChecked()
+    model = window.controller.recognizer
+    learnt_before = model.bmm_.n_steps_
+    qtbot.waitUntil(lambda: window.state.posterior is not None
+                    and len(window.state.posterior) > 20, timeout=5000)
+    assert model.bmm_.n_steps_ == learnt_before  # recognising only
+    panel.learn_check.setChecked(True)
+    assert window.controller.learning
+    qtbot.waitUntil(lambda: model.bmm_.n_steps_ > learnt_before + 50, timeout=5000)
+    saved = tmp_path / "learnt.npz"
+    assert window.save_model(str(saved))
+    assert load_recognizer(saved).bmm_.n_steps_ > learnt_before + 50
+    panel.learn_check.setChecked(False)
+    assert not window.controller.learning
+    qtbot.wait(300)
+    frozen = model.bmm_.n_steps_
+    qtbot.wait(300)
+    assert model.bmm_.n_steps_ == frozen
+    p = window.state.posterior.view()[:, 1:]
+    p = p[np.isfinite(p[:, 0])]
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-9)
+
+
 def test_on_device_activity_frames_show_beside_the_host_estimate(qtbot, make_window):
     window = make_window()
     window.connect_to("virtual")

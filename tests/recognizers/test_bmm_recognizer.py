@@ -103,3 +103,24 @@ def test_a_tampered_posterior_is_a_damaged_model(fitted, tmp_path):
     np.savez(tmp_path / "bad.npz", **arrays)
     with pytest.raises(ModelFormatError, match="damaged 'bmm' model"):
         load_recognizer(tmp_path / "bad.npz")
+
+
+def test_learn_block_continues_one_stream_and_saves_the_latest_posterior(fitted, tmp_path):
+    rec, _, _ = fitted
+    path = rec.save(tmp_path / "bmm.npz")
+    stream, _ = _data(seed=21, n_subjects=1, sessions_per_subject=1)
+    X = stream[0]
+    whole, parts = load_recognizer(path), load_recognizer(path)
+    p_whole = whole.learn_block(X)
+    p_parts = np.concatenate([parts.learn_block(X[:37]), parts.learn_block(X[37:200]),
+                              parts.learn_block(X[200:])])
+    np.testing.assert_allclose(p_parts, p_whole, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(p_whole.sum(1), 1.0, atol=1e-12)
+    assert whole.bmm_.n_steps_ == rec.bmm_.n_steps_ + len(X)
+    # Saved without sync_model: the file holds the learnt posterior, consistently.
+    again = load_recognizer(whole.save(tmp_path / "learnt.npz"))
+    np.testing.assert_allclose(again.transmat_, whole.bmm_.transmat_, atol=1e-12)
+    assert not np.allclose(again.transmat_, rec.transmat_)
+    # sync_model makes the plain filter use it too.
+    whole.sync_model()
+    np.testing.assert_allclose(whole.filter(X[:50]), again.filter(X[:50]), atol=1e-9)
