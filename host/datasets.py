@@ -24,6 +24,7 @@ class LabelledSession:
     y: np.ndarray  # (n,) activity codes
     t_s: np.ndarray  # (n,) device time, seconds
     feature_names: tuple[str, ...]
+    track: str = ""  # the label track the labels came from
 
 
 def pick_label_track(rec, track: str | None = None) -> str:
@@ -55,7 +56,7 @@ def load_session(path, feature_set: str = "cop", track: str | None = None) -> La
         raise UserError("%s: label track %r covers no samples" % (path, name))
     subject = rec.attrs.get("subject_id") or str(path)
     return LabelledSession(str(path), subject, features.X[keep], labels[keep].astype(str),
-                           features.t_s[keep], features.names)
+                           features.t_s[keep], features.names, name)
 
 
 def load_features(path, feature_set: str = "cop"):

@@ -54,6 +54,7 @@ __all__ = [
     "register_recognizer",
     "get_recognizer_class",
     "load_recognizer",
+    "read_model_header",
     "check_is_fitted",
     "clone",
     "validate_params",
@@ -432,6 +433,9 @@ class Recognizer(ABC):
             "params": self.get_params(deep=False),
             "n_features_in": int(self.n_features_in_),
             "feature_set": getattr(self, "feature_set_", None),
+            # Provenance for the model registry (training recordings, label set,
+            # metrics, app version...): whatever JSON the trainer put in metadata_.
+            "metadata": getattr(self, "metadata_", None) or {},
         }
         arrays[_HEADER_KEY] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
         fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp",
@@ -485,6 +489,7 @@ class Recognizer(ABC):
             obj.classes_ = np.asarray(arrays["classes"], dtype=str)
             obj.n_features_in_ = int(header["n_features_in"])
             obj.feature_set_ = header.get("feature_set")
+            obj.metadata_ = dict(header.get("metadata") or {})
             obj._set_state(arrays)
         except (KeyError, ValueError, IndexError) as exc:
             raise ModelFormatError("%s: damaged %r model (%s: %s)"
@@ -559,6 +564,30 @@ def get_recognizer_class(kind: str) -> type[Recognizer]:
     except KeyError:
         raise ValueError("unknown recognizer %r; choose one of: %s"
                          % (kind, ", ".join(sorted(RECOGNIZERS)))) from None
+
+
+def read_model_header(path) -> dict:
+    """The JSON header of a model file (kind, params, feature_set, metadata, classes).
+
+    Reads no model arrays except the class names: cheap enough to list a folder.
+    """
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if _HEADER_KEY not in z.files:
+                raise ModelFormatError("%s is not a WalkerLab model file (no header)" % path)
+            header = json.loads(np.asarray(z[_HEADER_KEY], dtype=np.uint8).tobytes()
+                                .decode("utf-8"))
+            classes = [str(c) for c in z["classes"]] if "classes" in z.files else []
+    except (OSError, ValueError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+        if isinstance(exc, ModelFormatError):
+            raise
+        raise ModelFormatError("%s is not a WalkerLab model file (%s)" % (path, exc)) from None
+    if not isinstance(header, dict) or header.get("format") != MODEL_FILE_FORMAT:
+        raise ModelFormatError("%s is not a WalkerLab model file" % path)
+    header["classes"] = classes
+    header.setdefault("metadata", {})
+    return header
 
 
 def load_recognizer(path) -> Recognizer:
