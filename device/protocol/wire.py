@@ -42,11 +42,18 @@ CMD_START = const(0x11)
 CMD_STOP = const(0x12)
 CMD_SET_RATE = const(0x13)
 CMD_TARE = const(0x14)
+# On-device model upload (docs/protocol.md, "Model upload"): BEGIN, CHUNKs, COMMIT.
+CMD_MODEL_BEGIN = const(0x15)
+CMD_MODEL_CHUNK = const(0x16)
+CMD_MODEL_COMMIT = const(0x17)
+CMD_MODEL_CLEAR = const(0x18)
 
 FRAME_TYPE_NAMES = {
     SAMPLE: "SAMPLE", INFO: "INFO", ACK: "ACK", NAK: "NAK", LOG: "LOG",
     ACTIVITY: "ACTIVITY", TRUTH: "TRUTH", CMD_HELLO: "HELLO", CMD_START: "START",
     CMD_STOP: "STOP", CMD_SET_RATE: "SET_RATE", CMD_TARE: "TARE",
+    CMD_MODEL_BEGIN: "MODEL_BEGIN", CMD_MODEL_CHUNK: "MODEL_CHUNK",
+    CMD_MODEL_COMMIT: "MODEL_COMMIT", CMD_MODEL_CLEAR: "MODEL_CLEAR",
 }
 
 # SAMPLE: accel x, y, z (int16 counts); load cells FR, FL, RL, RR (int32 counts,
@@ -78,6 +85,7 @@ NAK_UNKNOWN_COMMAND = const(1)
 NAK_BAD_ARGUMENT = const(2)
 NAK_BUSY = const(3)
 NAK_UNSUPPORTED = const(4)
+NAK_BAD_MODEL = const(5)  # MODEL_COMMIT: CRC mismatch or a model the firmware cannot load
 
 # ACTIVITY: class index, confidence (float32, 0..1), activity code (4 ASCII, NUL padded).
 ACTIVITY_FORMAT = "<Bf4s"
@@ -87,6 +95,11 @@ TRUTH_FORMAT = "<4s"
 TRUTH_LEN = const(4)
 # SET_RATE: sample rate in Hz.
 SET_RATE_FORMAT = "<H"
+# MODEL_BEGIN: total size (bytes), CRC-16 of the whole model file.
+MODEL_BEGIN_FORMAT = "<IH"
+# MODEL_CHUNK: offset of the data in the file, then the data.
+MODEL_CHUNK_HEAD = "<I"
+MODEL_CHUNK_MAX = const(MAX_PAYLOAD - 4)
 MIN_RATE_HZ = const(25)
 MAX_RATE_HZ = const(200)
 
@@ -395,3 +408,27 @@ def unpack_set_rate(payload):
     if len(payload) != 2:
         raise ValueError("SET_RATE payload must be 2 bytes")
     return struct.unpack(SET_RATE_FORMAT, payload)[0]
+
+
+def pack_model_begin(size, crc):
+    return struct.pack(MODEL_BEGIN_FORMAT, size, crc)
+
+
+def unpack_model_begin(payload):
+    """-> (size, crc)"""
+    if len(payload) != 6:
+        raise ValueError("MODEL_BEGIN payload must be 6 bytes")
+    return struct.unpack(MODEL_BEGIN_FORMAT, payload)
+
+
+def pack_model_chunk(offset, data):
+    if len(data) > MODEL_CHUNK_MAX:
+        raise ValueError("model chunk too long")
+    return struct.pack(MODEL_CHUNK_HEAD, offset) + bytes(data)
+
+
+def unpack_model_chunk(payload):
+    """-> (offset, data)"""
+    if len(payload) < 4:
+        raise ValueError("MODEL_CHUNK payload too short")
+    return struct.unpack_from(MODEL_CHUNK_HEAD, payload, 0)[0], payload[4:]

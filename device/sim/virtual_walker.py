@@ -22,24 +22,38 @@ import numpy as np
 from device.firmware.core import DEFAULT_RATE_HZ, WalkerFirmware
 from device.protocol import wire
 
-from .board import SimulatedBoard
+from .board import BitLevelBoard, SimulatedBoard
 from .sensors import SimulatedSensors, WalkerHardwareTruth
 
 
+BOARDS = {"bits": BitLevelBoard, "fast": SimulatedBoard}
+
+
 class VirtualWalker:
-    """Simulated sensors + SimulatedBoard + WalkerFirmware, driven by device time."""
+    """Simulated sensors + a simulated board + WalkerFirmware, driven by device time.
+
+    hardware="bits" (default) runs the firmware's drivers on simulated pins and I2C
+    registers; "fast" reads the simulation directly (same bytes, for bulk offline
+    simulation). storage: where an uploaded model is kept (default: in memory; a
+    device.firmware.storage.FileStorage keeps it across runs like flash).
+    """
 
     def __init__(self, course: str = "free", seed: int = 0, rate_hz: int = DEFAULT_RATE_HZ,
                  label_jitter_s: float = 0.0, duration_s: float | None = None,
-                 truth: WalkerHardwareTruth | None = None, repeat: bool = False) -> None:
+                 truth: WalkerHardwareTruth | None = None, repeat: bool = False,
+                 sync_taps_s=(), hardware: str = "bits", storage=None) -> None:
+        if hardware not in BOARDS:
+            raise ValueError("hardware must be one of %s, got %r" % (", ".join(BOARDS),
+                                                                   hardware))
         self.course = course
         self.seed = seed
         self.repeat = repeat
         self.subjects_done = 0
         self._session_kwargs = dict(course=course, truth=truth,
-                                    label_jitter_s=label_jitter_s, duration_s=duration_s)
+                                    label_jitter_s=label_jitter_s, duration_s=duration_s,
+                                    sync_taps_s=sync_taps_s)
         self.sensors = SimulatedSensors(seed=seed, **self._session_kwargs)
-        self.board = SimulatedBoard(self.sensors)
+        self.board = BOARDS[hardware](self.sensors, storage=storage)
         self._out = bytearray()
         self.firmware = WalkerFirmware(self.board, self._out.extend, rate_hz=rate_hz)
         self.t_us = 0
@@ -76,6 +90,7 @@ class VirtualWalker:
                 self._next_subject(t)
                 sensors = self.sensors
             sensors.advance_to((t - self._session_start_us) * 1e-6)
+            self.board.sync()
             firmware.sample(t)
             self._next_sample_us = t + firmware.period_us
         self.t_us = t_us
@@ -90,14 +105,19 @@ class VirtualWalker:
 
 def simulate_session_bytes(course: str, seed: int, rate_hz: int = DEFAULT_RATE_HZ,
                            duration_s: float | None = None, label_jitter_s: float = 0.0,
-                           chunk_s: float = 1.0):
+                           chunk_s: float = 1.0, sync_taps_s=(), hardware: str = "fast"):
     """Yield (device_time_s, bytes) chunks of a whole simulated session, offline.
+
+    sync_taps_s: session times (s) of knocks on the frame (device.sim.sensors.tap_pulse).
 
     The host's commands are the ones a recorder sends (hello, set rate, start), so
     the byte stream is exactly what a recording made over the serial link would hold.
+    hardware: the fast board by default, the same bytes as the bit-level one several
+    times quicker (docs/firmware.md, "Simulation speed").
     """
     walker = VirtualWalker(course, seed, rate_hz, label_jitter_s=label_jitter_s,
-                           duration_s=duration_s)
+                           duration_s=duration_s, sync_taps_s=sync_taps_s,
+                           hardware=hardware)
     walker.command(wire.CMD_HELLO, seq=0)
     walker.command(wire.CMD_SET_RATE, wire.pack_set_rate(rate_hz), seq=1)
     walker.command(wire.CMD_START, seq=2)

@@ -135,10 +135,10 @@ def test_bad_parameters_fail_in_fit(cls, params, match, make_sessions):
 
 def test_cli_factory_builds_the_new_kinds_from_param_strings():
     cli = pytest.importorskip("host.cli")
-    make = cli._recognizer_factory("hmm-em", ["n_init=2", "n_states=11",
-                                              "state_mapping=hungarian"])
-    rec = make()
+    (spec,) = cli._model_specs("hmm-em", ["n_init=2", "n_states=11",
+                                          "state_mapping=hungarian"])
+    rec = spec.make()
     assert isinstance(rec, EMHMMRecognizer)
     assert (rec.n_init, rec.n_states, rec.state_mapping) == (2, 11, "hungarian")
-    rec = cli._recognizer_factory("hmm-gibbs", ["n_sweeps=100", "burn_in=50"])()
+    rec = cli._model_specs("hmm-gibbs", ["n_sweeps=100", "burn_in=50"])[0].make()
     assert isinstance(rec, GibbsHMMRecognizer) and rec.burn_in == 50

@@ -140,8 +140,15 @@ def test_same_rng_same_course_different_rng_different_course():
 
 @pytest.mark.parametrize("bad", ["exp3", "", "EXP1", None])
 def test_unknown_course_is_a_clear_value_error(bad):
-    with pytest.raises(ValueError, match="unknown course.*exp1, exp2, free"):
+    with pytest.raises(ValueError, match="unknown course.*exp1, exp1-run1, exp1-run2, exp2, free"):
         list(course_segments(bad, np.random.default_rng(0)))
+
+
+def test_exp1_runs_are_the_two_halves_of_the_exp1_session():
+    both = list(course_segments("exp1", np.random.default_rng(3)))
+    run1 = list(course_segments("exp1-run1", np.random.default_rng(3)))
+    run2 = list(course_segments("exp1-run2", np.random.default_rng(3)))
+    assert run1 + run2 == both and len(run1) == len(run2)
 
 
 def test_bad_duration_is_rejected():
