@@ -19,6 +19,18 @@ from host.errors import UserError
 from host.recording import RecordingWriter
 
 
+SYNC_TAP_EVENT = "sync_tap"  # link event of a simulated sync tap (value: device us)
+
+
+def _resolved_taps(course, seed, duration_s, sync_taps_s) -> list[float]:
+    """Session times of the taps (negative ones counted back from the course's end)."""
+    if not len(sync_taps_s):
+        return []
+    from device.sim.sensors import SimulatedSensors
+    sensors = SimulatedSensors(course, seed, duration_s=duration_s, sync_taps_s=sync_taps_s)
+    return [float(t) for t in sensors.sync_taps_s]
+
+
 def session_filename(course: str, seed: int) -> str:
     return "%s_subject%03d.h5" % (course, seed)
 
@@ -26,8 +38,13 @@ def session_filename(course: str, seed: int) -> str:
 def simulate_to_files(course: str, subjects: int, seed: int, out_dir,
                       rate_hz: int = 50, duration_s: float | None = None,
                       label_jitter_s: float = 0.0, overwrite: bool = False,
-                      progress: bool = True) -> list[pathlib.Path]:
-    """Write `subjects` sessions (subject seeds seed, seed+1, ...) into out_dir."""
+                      progress: bool = True, sync_taps_s=()) -> list[pathlib.Path]:
+    """Write `subjects` sessions (subject seeds seed, seed+1, ...) into out_dir.
+
+    sync_taps_s: knocks on the frame at these session times (negative: from the end),
+    for aligning video; each is also logged as a 'sync_tap' link event whose value is
+    its device time in us (the ground truth of host/annotate/sync.py).
+    """
     if subjects < 1:
         raise UserError("--subjects must be at least 1")
     if course == "free" and duration_s is None:
@@ -58,8 +75,12 @@ def simulate_to_files(course: str, subjects: int, seed: int, out_dir,
         try:
             for device_s, data in simulate_session_bytes(
                     course, subject_seed, rate_hz, duration_s=duration_s,
-                    label_jitter_s=label_jitter_s):
+                    label_jitter_s=label_jitter_s, sync_taps_s=sync_taps_s):
                 writer.write_serial(data, t0 + device_s)
+            for tap_s in _resolved_taps(course, subject_seed, duration_s, sync_taps_s):
+                writer.write_event(SYNC_TAP_EVENT, "simulated knock on the frame at "
+                                   "device time %.6f s" % tap_s, int(round(tap_s * 1e6)),
+                                   t0 + tap_s)
         except BaseException:
             writer.abort()
             raise

@@ -31,9 +31,26 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .activities import COURSES, DIFFICULTY, Difficulty
+from .activities import COURSES, DIFFICULTY, Difficulty, base_course
 
 GRAVITY = 9.80665
+
+# A sync tap: a knock on the frame (for aligning video, host/annotate/sync.py). The
+# accelerometer and the load cells see a sharp jolt that decays within ~0.1 s.
+TAP_ACCEL_MPS2 = np.array([0.3, 0.2, 1.0]) * 4.0 * GRAVITY  # peak specific force
+TAP_LOAD_N = 120.0  # peak extra load on each cell
+TAP_DECAY_S = 0.02
+TAP_LENGTH_S = 0.15
+
+
+def tap_pulse(t_s: np.ndarray, taps_s) -> np.ndarray:
+    """Shape (0..1) of the sync taps at times t_s: a step up at each tap, then decay."""
+    out = np.zeros(len(t_s))
+    for t0 in taps_s:
+        dt = t_s - t0
+        on = (dt >= 0) & (dt < TAP_LENGTH_S)
+        out[on] += np.exp(-dt[on] / TAP_DECAY_S)
+    return out
 
 
 # ---- geometry -----------------------------------------------------------------------
@@ -243,7 +260,8 @@ class SimulatedSensors:
     noise); truth: the walker's hardware (default: default_truth(walker_seed), so
     subjects share a walker); label_jitter_s: sd of human labelling error at
     activity boundaries; duration_s: cut the course (required for a finite free
-    course); physics_rate_hz: rate of the rendered physics (>= 100).
+    course); physics_rate_hz: rate of the rendered physics (>= 100); sync_taps_s:
+    session times of knocks on the frame (negative: from the end; tap_pulse).
     Call advance_to(t) with non-decreasing session time, then read the sensors.
     """
 
@@ -251,7 +269,7 @@ class SimulatedSensors:
                  truth: WalkerHardwareTruth | None = None, label_jitter_s: float = 0.0,
                  duration_s: float | None = None, physics_rate_hz: float = 1000.0, *,
                  walker_seed: int = 0, difficulty: Difficulty | None = None,
-                 profile=None):
+                 profile=None, sync_taps_s=()):
         from .activities import course_segments
         from .person import PersonSimulator, SubjectProfile  # person imports this module
 
@@ -272,7 +290,7 @@ class SimulatedSensors:
         self.fs = float(physics_rate_hz)
         rng_course, rng_profile, rng_person, rng_noise, rng_label = (
             np.random.default_rng(s) for s in np.random.SeedSequence(self.seed).spawn(5))
-        population = "young" if course == "exp1" else "older"
+        population = "young" if base_course(course) == "exp1" else "older"
         self.profile = profile or SubjectProfile.draw(
             rng_profile, population, variability=self.difficulty.subject_variability)
         nominal_speed = 0.95 if population == "young" else 0.55
@@ -288,6 +306,9 @@ class SimulatedSensors:
             self._course = iter(segs)
         else:
             self._end_s = float(duration_s) if duration_s is not None else math.inf
+        # Sync taps: negative times count back from the end of the course.
+        taps = np.asarray(sync_taps_s, dtype=np.float64).reshape(-1)
+        self.sync_taps_s = np.sort(np.where(taps < 0, self._end_s + taps, taps))
         self._segments: list[_Segment] = []  # known segments, oldest trimmed
         self._seg_t = 0.0  # end time of the last known segment
         self._course_done = False
@@ -400,6 +421,12 @@ class SimulatedSensors:
         t = self.truth
         # Load cells: HX711 conversions completed inside this piece.
         forces = ch.leg_forces_n + ch.frame_forces_n
+        accel = ch.accel_mps2
+        if self.sync_taps_s.size:
+            tap = tap_pulse(ch.t_s, self.sync_taps_s)
+            if tap.any():
+                forces = forces + TAP_LOAD_N * tap[:, None]
+                accel = accel + TAP_ACCEL_MPS2 * tap[:, None]
         allf = np.concatenate([self._tail, forces])
         g0 = p0 - len(self._tail)
         cs = np.concatenate([np.zeros((1, 4)), np.cumsum(allf, axis=0)])
@@ -438,7 +465,7 @@ class SimulatedSensors:
         if m_end > m_old:
             ms = np.arange(m_old + 1, m_end + 1)
             idx = np.floor(ms * (fs / odr) + 1e-9).astype(np.int64) - p0
-            acc = (self._accel_bias + ch.accel_mps2[idx] * self._accel_scale
+            acc = (self._accel_bias + accel[idx] * self._accel_scale
                    + t.accel_noise_counts * rng.standard_normal((len(ms), 3)))
             acc = np.clip(np.rint(acc), ACCEL_MIN_COUNTS, ACCEL_MAX_COUNTS).astype(np.int64)
             self._acc = [carry] + list(map(tuple, acc.tolist()))

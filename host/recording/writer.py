@@ -269,9 +269,11 @@ def set_sample_attrs(f: h5py.File, info: dict | None = None) -> None:
 
 # ---- label tracks ----------------------------------------------------------------
 def _check_track_name(name: str) -> str:
-    if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
-        raise ValueError("label track name must be a non-empty string without '/': %r"
-                         % (name,))
+    # Names starting with '_' are the annotator's groups (_sync, _staging).
+    if (not isinstance(name, str) or not name or "/" in name or name in (".", "..")
+            or name.startswith("_")):
+        raise ValueError("label track name must be a non-empty string without '/' "
+                         "that does not start with '_': %r" % (name,))
     return name
 
 
