@@ -236,6 +236,9 @@ class MainWindow(QtWidgets.QMainWindow):
                                   "Choose a saved recognizer to run live", file_menu)
         a["unload"] = self._action("&Unload model", "Ctrl+Shift+M", self.unload_model,
                                    "Stop recognising", file_menu)
+        a["workbench"] = self._action("Training &workbench…", "Ctrl+B", self.open_workbench,
+                                      "Train and evaluate recognizers; models opened "
+                                      "there load here", file_menu)
         file_menu.addSeparator()
         a["quit"] = self._action("&Quit", "Ctrl+Q", self.close, "", file_menu)
         a["connect"] = self._action("&Connect / disconnect", "Ctrl+K", self.toggle_connection,
@@ -426,6 +429,17 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.persist:
             self.settings.setValue("model/path", path)
         return True
+
+    def open_workbench(self):
+        """The training and evaluation workbench, loading its models into this monitor."""
+        from host.workbench.app import open_workbench
+
+        bench = getattr(self, "workbench", None)
+        if bench is None or not bench.isVisible():
+            self.workbench = bench = open_workbench(monitor=self)
+        bench.raise_()
+        bench.activateWindow()
+        return bench
 
     def set_learning(self, on: bool) -> None:
         self.controller.set_learning(on)
@@ -619,7 +633,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def show_shortcuts(self) -> None:
         rows = []
         for key in ("connect", "record", "pause", "live", "open", "model", "unload",
-                    "window1", "window2", "window3", "window4", "slower", "faster",
+                    "workbench", "window1", "window2", "window3", "window4", "slower", "faster",
                     "refresh", "help", "quit"):
             act = self.actions_by_name[key]
             rows.append("<tr><td><b>%s</b></td><td>&nbsp;&nbsp;%s</td></tr>" % (

@@ -1,0 +1,48 @@
+"""Workbench tests: offscreen Qt, settings in a temporary file, small simulated exp2 data."""
+import os
+import shutil
+
+os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before pytest-qt creates the QApplication
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path, monkeypatch):
+    path = tmp_path / "walkerlab-settings.ini"
+    monkeypatch.setenv("WALKERLAB_SETTINGS", str(path))
+    monkeypatch.setenv("WALKERLAB_MODELS", str(tmp_path / "default-models"))
+    monkeypatch.delenv("WALKERLAB_THEME", raising=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def exp2_paths(tmp_path_factory):
+    """Three simulated exp2 subjects (S000-S002), 40 s each, simulator labels only."""
+    from host.simulate import simulate_to_files
+
+    folder = tmp_path_factory.mktemp("wb-exp2")
+    return [str(p) for p in simulate_to_files("exp2", 3, 0, folder, duration_s=40,
+                                               progress=False)]
+
+
+@pytest.fixture
+def varied_paths(exp2_paths, tmp_path):
+    """Copies of exp2_paths: the third on walker W2, the first with alice's labels."""
+    import h5py
+
+    from host.recording import LabelTrack, open_recording
+    from host.recording.labels import save_tracks
+
+    out = []
+    for p in exp2_paths:
+        q = tmp_path / "varied" / os.path.basename(p)
+        q.parent.mkdir(exist_ok=True)
+        shutil.copy(p, q)
+        out.append(str(q))
+    with h5py.File(out[2], "r+") as f:  # a second walker (the simulator has one)
+        f.attrs["walker_id"] = "W2"
+    sim = open_recording(out[0]).labels["simulator"]
+    save_tracks(out[0], [LabelTrack.from_segments("alice", sim.segments(), annotator="alice",
+                                                  source="human")])
+    return out
