@@ -9,6 +9,7 @@ import argparse
 import signal
 import sys
 
+from device.sim.activities import COURSES
 from host.errors import UserError, user_errors
 
 
@@ -32,8 +33,16 @@ def _probability(text: str) -> float:
 def cmd_virtual_walker(args) -> int:
     from device.sim.virtual_walker import FaultConfig, PtyServer, VirtualWalker
 
+    storage = None
+    if args.flash_dir:
+        import os
+
+        from device.firmware.storage import FileStorage
+
+        os.makedirs(args.flash_dir, exist_ok=True)
+        storage = FileStorage(args.flash_dir)
     walker = VirtualWalker(args.course, args.seed, args.rate, repeat=True,
-                           label_jitter_s=args.label_jitter)
+                           label_jitter_s=args.label_jitter, storage=storage)
     faults = FaultConfig(corrupt_rate=args.corrupt_rate, drop_rate=args.drop_rate,
                          disconnect_every_s=args.disconnect_every,
                          disconnect_duration_s=args.disconnect_duration,
@@ -62,9 +71,50 @@ def cmd_simulate(args) -> int:
     paths = simulate_to_files(args.course, args.subjects, args.seed, args.out,
                               rate_hz=args.rate, duration_s=args.duration,
                               label_jitter_s=args.label_jitter, overwrite=args.overwrite,
-                              progress=not args.quiet)
+                              progress=not args.quiet,
+                              sync_taps_s=(2.0, -3.0) if args.sync_taps else ())
     for path in paths:
         print(path)
+    return 0
+
+
+def cmd_annotate(args) -> int:
+    from host.annotate.app import run_annotator
+
+    if not _has_display():
+        raise UserError("the annotator needs a display (or QT_QPA_PLATFORM=offscreen "
+                        "with --screenshot)")
+    return run_annotator(args.file, args.video or (), label_set=args.label_set,
+                         annotator=args.annotator, screenshot=args.screenshot,
+                         cursor_s=args.at)
+
+
+def cmd_labels(args) -> int:
+    from host.annotate.interchange import export_labels, import_labels
+
+    if args.labels_command == "export":
+        n = export_labels(args.file, args.format, args.out, args.track, args.overwrite)
+        print("%s: %d segment(s)" % (args.out, n))
+    else:
+        name, n = import_labels(args.file, args.labels_file, args.annotator, args.track,
+                                args.name, args.replace)
+        print("%s: track %r, %d segment(s)" % (args.file, name, n))
+    return 0
+
+
+def cmd_render_video(args) -> int:
+    from host.annotate.test_media import render_recording_video
+
+    try:
+        width, height = (int(x) for x in args.size.lower().split("x"))
+    except ValueError:
+        raise UserError("--size takes WIDTHxHEIGHT, e.g. 160x120") from None
+    clock = render_recording_video(args.file, args.out, fps=args.fps, width=width,
+                                   height=height, offset_s=args.offset,
+                                   drift_ppm=args.drift, overwrite=args.overwrite,
+                                   progress=not args.quiet)
+    print("%s: %d frames at %g fps; t_recording = %.9f * t_video %+.6f s"
+          % (args.out, clock.n_frames, clock.fps, clock.a, clock.b))
     return 0
 
 
@@ -242,88 +292,229 @@ def cmd_replay(args) -> int:
     return 0
 
 
-def _recognizer_factory(kind: str, params: list[str]):
-    """A function making an unfitted recognizer of `kind` with --param KEY=VALUE set."""
-    import json
-
-    from recognizers import get_recognizer_class
-
-    try:
-        cls = get_recognizer_class(kind)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    kwargs = {}
-    for item in params:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UserError("--param takes KEY=VALUE, got %r" % item)
-        try:
-            kwargs[key] = json.loads(value)
-        except json.JSONDecodeError:
-            kwargs[key] = value
-    try:
-        cls(**kwargs)
-    except TypeError as exc:
-        raise UserError("recognizer %s: %s" % (kind, exc)) from None
-    return lambda: cls(**kwargs)
-
-
 def cmd_train(args) -> int:
-    from host.datasets import load_sessions
+    import datetime as dt
 
-    factory = _recognizer_factory(args.recognizer, args.param)
+    from host.datasets import load_sessions
+    from host.models import default_models_dir, training_metadata
+
+    specs = _model_specs(args.recognizer, args.param)
+    if len(specs) != 1:
+        raise UserError("train takes one --recognizer (evaluate compares several)")
+    spec = specs[0]
+    metrics = None
+    if args.evaluate:
+        from host.evaluate import evaluate_recordings
+
+        metrics = evaluate_recordings(args.files, [spec], feature_set=args.feature_set,
+                                      track=args.labels, decoder="predict",
+                                      transition_window=25, scheduler="serial")[0]
+        print("leave-one-subject-out accuracy: window 0 %.1f%%, window 25 %.1f%%" % (
+            100 * metrics["accuracy_by_window"][0], 100 * metrics["accuracy_by_window"][25]),
+            file=sys.stderr)
     sessions = load_sessions(args.files, args.feature_set, args.labels,
                              progress=not args.quiet)
-    model = factory()
+    model = spec.make()
+    if (not args.quiet and "verbose" in model.get_params(deep=False)
+            and "verbose" not in spec.params):
+        model.set_params(verbose=True)  # long fits (the CRF) show their own progress bar
     try:
         model.fit([s.X for s in sessions], [s.y for s in sessions],
                   feature_set=args.feature_set)
     except ValueError as exc:
         raise UserError("cannot train: %s" % exc) from None
-    path = model.save(args.out)
+    model.metadata_ = training_metadata(
+        files=args.files, label_track=sorted({s.track for s in sessions}),
+        label_set=model.classes_, feature_set=args.feature_set, kind=spec.kind,
+        params=spec.params, command="walkerlab " + " ".join(map(_shell_quote, sys.argv[1:])),
+        metrics=_json_safe(metrics) if metrics is not None else None)
+    out = args.out
+    if out is None:
+        folder = default_models_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        out = folder / ("%s-%s-%s.npz" % (spec.kind, args.feature_set, stamp))
+    path = model.save(out)
     print("saved %s (%s, %d classes: %s) to %s" % (
-        args.recognizer, args.feature_set, len(model.classes_),
+        spec.kind, args.feature_set, len(model.classes_),
         " ".join(map(str, model.classes_)), path), file=sys.stderr)
     return 0
 
 
-def cmd_evaluate(args) -> int:
-    from host.datasets import load_sessions
-    from recognizers.evaluation import leave_one_subject_out
+def cmd_models(args) -> int:
+    from host.models import default_models_dir, list_models
 
-    factory = _recognizer_factory(args.recognizer, args.param)
-    sessions = load_sessions(args.files, args.feature_set, args.labels,
-                             progress=not args.quiet)
-    subjects = sorted({s.subject for s in sessions})
-    if len(subjects) < 2:
-        raise UserError("leave-one-subject-out needs recordings of at least 2 subjects "
-                        "(got %d)" % len(subjects))
+    folder = args.dir or default_models_dir()
+    entries, problems = list_models(folder)
+    if args.json:
+        _print_json([{"path": e.path, "kind": e.kind, "feature_set": e.feature_set,
+                      "classes": e.classes, "metadata": e.metadata} for e in entries])
+        return 0
+    if not entries:
+        print("no models in %s (walkerlab train saves there unless given --out)" % folder)
+    for e in entries:
+        acc = e.accuracy
+        score = ("LOSO w0 %.1f%% w25 %.1f%%" % (100 * acc["0"], 100 * acc["25"])
+                 if "0" in acc and "25" in acc else "not evaluated")
+        print("%s\n    %s, %s features, %d classes, %d recordings, %s, trained %s%s" % (
+            e.path, e.kind, e.feature_set, len(e.classes), e.n_recordings, score,
+            e.trained_at or "?", ", runs on the walker" if e.runs_on_device else ""))
+    for p in problems:
+        print("skipped: %s" % p, file=sys.stderr)
+    return 0
+
+
+def cmd_learn(args) -> int:
     from tqdm import tqdm
 
-    bar = tqdm(total=len(subjects), desc="folds", unit="subject", disable=args.quiet)
-    result = leave_one_subject_out(
-        factory, sessions, decoder=args.decoder,
-        n_own_sessions_in_training=args.own_sessions,
-        progress=lambda done, total, subject: bar.update(1))
-    bar.close()
-    result["recognizer"] = args.recognizer
-    result["feature_set"] = args.feature_set
-    result["files"] = [str(f) for f in args.files]
-    if args.json:
-        _print_json(result)
-        return 0
-    print("%s on %d subjects, %s features, decoder %s" % (
-        args.recognizer, len(subjects), args.feature_set, args.decoder))
-    print("accuracy by window: " + "  ".join(
-        "%s: %.1f%%" % (w, 100 * a) for w, a in result["accuracy_by_window"].items()))
-    print("transitions: precision %.3f  recall %.3f" % (
-        result["transition_precision"], result["transition_recall"]))
-    classes = result["classes"]
-    print("confusion (rows true, columns predicted):")
-    print("      " + " ".join("%6s" % c for c in classes))
-    for c, row in zip(classes, result["confusion"]):
-        print("%6s " % c + " ".join("%6d" % v for v in row))
+    from host.datasets import load_features
+    from recognizers import ModelFormatError, load_recognizer
+
+    try:
+        model = load_recognizer(args.model)
+    except (OSError, ModelFormatError) as exc:
+        raise UserError("cannot load model %s: %s" % (args.model, exc)) from None
+    if not model.get_tags().supports_partial_fit:
+        raise UserError("%s is a %r model, which cannot learn from unlabelled data; "
+                        "train a recognizer that can (e.g. --recognizer bmm)"
+                        % (args.model, model.kind))
+    feature_set = model.feature_set_ or "cop"
+    frames = 0
+    for path in tqdm(args.files, desc="learning", unit="file", disable=args.quiet):
+        X, _ = load_features(path, feature_set)
+        model.partial_fit([X])  # each recording is one new stream
+        frames += len(X)
+    out = model.save(args.out or args.model)
+    print("%s learnt from %d frames in %d recordings; saved to %s"
+          % (model.kind, frames, len(args.files), out), file=sys.stderr)
     return 0
+
+
+def _model_specs(recognizers: str, params: list[str]):
+    """ModelSpecs for --recognizer a,b,... and --param [KIND:]KEY=VALUE (no kind: all)."""
+    import json
+
+    from host.evaluate import ModelSpec
+
+    kinds = [k.strip() for k in recognizers.split(",") if k.strip()]
+    if not kinds:
+        raise UserError("--recognizer needs at least one kind")
+    per_kind: dict[str, dict] = {k: {} for k in kinds}
+    for item in params:
+        target, colon, rest = item.partition(":")
+        if colon and "=" not in target:
+            if target not in per_kind:
+                raise UserError("--param %s names %r, which is not among --recognizer %s"
+                                % (item, target, recognizers))
+            targets, item = [target], rest
+        else:
+            targets = kinds
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError("--param takes [KIND:]KEY=VALUE, got %r" % item)
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = value
+        for k in targets:
+            per_kind[k][key] = parsed
+    specs = [ModelSpec(k, per_kind[k]) for k in kinds]
+    for spec in specs:
+        spec.check()
+    return specs
+
+
+def cmd_evaluate(args) -> int:
+    from tqdm import tqdm
+
+    from host.evaluate import evaluate_recordings
+
+    specs = _model_specs(args.recognizer, args.param)
+    bar = tqdm(desc="folds", unit="fold", disable=args.quiet)
+
+    def progress(done, total):
+        bar.total = total
+        bar.update(done - bar.n)
+
+    try:
+        results = evaluate_recordings(
+            args.files, specs, feature_set=args.feature_set, track=args.labels,
+            decoder=args.decoder, own_sessions=args.own_sessions,
+            transition_window=args.transition_window, scheduler=args.scheduler,
+            n_workers=args.workers, progress=progress)
+    finally:
+        bar.close()
+    command = "walkerlab " + " ".join(_shell_quote(a) for a in sys.argv[1:])
+    summary = {"command": command, "files": [str(f) for f in args.files], "models": results}
+    if args.report:
+        from host.report import write_report
+
+        index = write_report(args.report, summary)
+        print("report written to %s" % index, file=sys.stderr)
+    if args.json:
+        _print_json(summary)
+        return 0
+    for result in results:
+        n_subjects = len(result["per_subject"])
+        print("%s %s on %d subjects, %s features, decoder %s" % (
+            result["recognizer"], result["params"] or "", n_subjects, result["feature_set"],
+            result["decoder"]))
+        print("accuracy by window: " + "  ".join(
+            "%s: %.1f%%" % (w, 100 * a) for w, a in result["accuracy_by_window"].items()))
+        tw = args.transition_window
+        print("transitions (window %d): precision %.3f  recall %.3f" % (
+            tw, result["transition_precision"], result["transition_recall"]))
+        classes = result["classes"]
+        print("confusion (rows true, columns predicted):")
+        print("      " + " ".join("%6s" % c for c in classes))
+        for c, row in zip(classes, result["confusion"]):
+            print("%6s " % c + " ".join("%6d" % v for v in row))
+        print()
+    return 0
+
+
+def _shell_quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg)
+
+
+def cmd_flash(args) -> int:
+    from host.flash import flash
+
+    files = flash(args.port, dry_run=args.dry_run)
+    print(("would install %d files on %s:" if args.dry_run else
+           "installed %d files on %s:") % (len(files), args.port), file=sys.stderr)
+    for name in files:
+        print(name)
+    return 0
+
+
+def cmd_deploy_model(args) -> int:
+    from host.deploy import deploy_model
+
+    result = deploy_model(args.model, args.port, calibration_path=args.calibration,
+                          progress=not args.quiet)
+    print("deployed %s to %s: %d bytes, %s features, classes %s (calibration: %s)"
+          % (args.model, result["walker_id"], result["bytes"], result["feature_set"],
+             " ".join(result["classes"]), result["calibration"]), file=sys.stderr)
+    return 0
+
+
+def cmd_workbench(args) -> int:
+    from host.workbench.app import run_workbench
+
+    if args.after is not None and not args.screenshot:
+        raise UserError("--after goes with --screenshot FILE.png")
+    if args.param and not args.run:
+        raise UserError("--param goes with --run KINDS")
+    if not (_has_display() or sys.platform in ("win32", "darwin")):
+        raise UserError("the workbench needs a display (or QT_QPA_PLATFORM=offscreen "
+                        "with --screenshot); `walkerlab evaluate` works without one")
+    specs = _model_specs(args.run, args.param) if args.run else ()
+    return run_workbench(args.files, args.models, screenshot=args.screenshot,
+                         after_s=args.after, run_specs=specs, tab=args.tab,
+                         feature_set=args.feature_set)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -336,7 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="serve a simulated walker on a pseudo-terminal",
                        description="Serve a simulated walker on a pseudo-terminal. The "
                        "first line of stdout is the serial port path.")
-    p.add_argument("--course", choices=("exp1", "exp2", "free"), default="free")
+    p.add_argument("--course", choices=COURSES, default="free")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rate", type=_positive_rate, default=50, help="sample rate in Hz")
     p.add_argument("--corrupt-rate", type=_probability, default=0.0,
@@ -352,13 +543,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label-jitter", type=float, default=0.0, metavar="SECONDS",
                    help="human-like jitter of ground-truth activity boundaries")
     p.add_argument("--link", default=None, help="path of the port symlink to create")
+    p.add_argument("--flash-dir", default=None, metavar="DIR",
+                   help="keep the walker's flash (a deployed model) in DIR across runs "
+                   "(default: in memory)")
     p.add_argument("--duration", type=float, default=None, help="stop after SECONDS")
     p.set_defaults(func=cmd_virtual_walker)
 
     p = sub.add_parser("simulate", help="write labelled simulated sessions to files",
                        description="Simulate subjects walking a course and write each "
                        "session as a recording (no serial link involved).")
-    p.add_argument("--course", choices=("exp1", "exp2", "free"), required=True)
+    p.add_argument("--course", choices=COURSES, required=True)
     p.add_argument("--subjects", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--duration", type=float, default=None,
@@ -369,13 +563,68 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true",
                    help="replace existing files of the same name")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--sync-taps", action="store_true",
+                   help="knock on the frame 2 s after the start and 3 s before the end "
+                   "(sync events for `walkerlab render-video` and the annotator)")
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("render-video", help="synthetic camera video of a simulated session",
+                       description="Render a top-down camera video of a (simulated) "
+                       "recording: feet, leg loads, the activity, and a flash at each sync "
+                       "tap. The camera clock is t_recording = (1 + DRIFT*1e-6) * t_video "
+                       "+ OFFSET.")
+    p.add_argument("file", help="recording (.h5), ideally simulated with --sync-taps")
+    p.add_argument("--out", required=True, help="video file to write (.mp4)")
+    p.add_argument("--offset", type=float, default=0.0, metavar="S",
+                   help="recording time at video time 0 (negative: the camera started "
+                   "first)")
+    p.add_argument("--drift", type=float, default=0.0, metavar="PPM",
+                   help="camera clock drift in parts per million")
+    p.add_argument("--fps", type=int, default=10)
+    p.add_argument("--size", default="160x120", metavar="WxH")
+    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_render_video)
+
+    p = sub.add_parser("annotate", help="label a recording against its videos",
+                       description="Open the annotator: videos beside the sensor plots, "
+                       "keyboard labelling, sync taps, agreement. Labels are autosaved into "
+                       "the recording; raw data is never modified.")
+    p.add_argument("file", help="recording (.h5)")
+    p.add_argument("--video", action="append", metavar="V",
+                   help="a video (rear, then forward camera); at most two")
+    p.add_argument("--labels", dest="label_set", default=None, metavar="SET",
+                   help="label set: exp1, exp2, a JSON file or codes A,B,C")
+    p.add_argument("--annotator", default="", help="your name (new tracks carry it)")
+    p.add_argument("--screenshot", metavar="FILE.png", default=None,
+                   help="save a picture of the window and quit")
+    p.add_argument("--at", type=float, default=None, metavar="SECONDS",
+                   help="put the cursor here first")
+    p.set_defaults(func=cmd_annotate)
+
+    p = sub.add_parser("labels", help="export or import label tracks (ELAN .eaf, CSV)")
+    lsub = p.add_subparsers(dest="labels_command", required=True, metavar="ACTION")
+    q = lsub.add_parser("export", help="write label tracks as ELAN .eaf or CSV")
+    q.add_argument("file", help="recording (.h5)")
+    q.add_argument("--format", choices=("eaf", "csv"), required=True)
+    q.add_argument("--out", required=True)
+    q.add_argument("--track", action="append", help="only this track (repeatable)")
+    q.add_argument("--overwrite", action="store_true")
+    q.set_defaults(func=cmd_labels)
+    q = lsub.add_parser("import", help="add a CSV (or .eaf) file's labels as a track")
+    q.add_argument("file", help="recording (.h5)")
+    q.add_argument("labels_file", metavar="CSV", help="columns start_s, stop_s, activity")
+    q.add_argument("--annotator", required=True, help="who made the labels")
+    q.add_argument("--track", default=None, help="which track/tier of the file")
+    q.add_argument("--name", default=None, help="track name (default: the annotator)")
+    q.add_argument("--replace", action="store_true", help="replace a track of that name")
+    q.set_defaults(func=cmd_labels)
 
     p = sub.add_parser("monitor", help="watch a walker live (a virtual one if no port)")
     p.add_argument("--port", help="serial port of the walker (default: a virtual walker)")
     p.add_argument("--model", help="a saved recognizer to run live")
     p.add_argument("--headless", action="store_true", help="terminal view, no window")
-    p.add_argument("--course", choices=("exp1", "exp2", "free"), default="free",
+    p.add_argument("--course", choices=COURSES, default="free",
                    help="course of the virtual walker")
     p.add_argument("--seed", type=int, default=0, help="seed of the virtual walker")
     p.add_argument("--duration", type=float, default=None, help="stop after SECONDS")
@@ -425,18 +674,44 @@ def build_parser() -> argparse.ArgumentParser:
 
     def add_training_args(p):
         p.add_argument("files", nargs="+", help="recordings (.h5)")
-        p.add_argument("--recognizer", default="hmm", help="hmm (more as they land)")
+        p.add_argument("--recognizer", default="hmm",
+                       help="recognizer kind, e.g. hmm, hmm-em, bmm, crf (an unknown "
+                       "name lists every kind); evaluate takes several, comma-separated")
         p.add_argument("--feature-set", choices=("cop", "loadcells"), default="cop",
                        help="COP + TotalLoad, or the four raw load cells (thesis 6.6)")
         p.add_argument("--labels", default=None, help="label track to learn from")
-        p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                       help="recognizer setting, e.g. tau=4000 (repeatable)")
+        p.add_argument("--param", action="append", default=[], metavar="[KIND:]KEY=VALUE",
+                       help="recognizer setting, e.g. tau=4000 or bmm:n_init=2 "
+                       "(repeatable; without KIND it applies to every recognizer)")
         p.add_argument("--quiet", action="store_true", help="no progress bars")
 
     p = sub.add_parser("train", help="train a recognizer on labelled recordings")
     add_training_args(p)
-    p.add_argument("--out", required=True, help="model file to write (.npz)")
+    p.add_argument("--out", default=None,
+                   help="model file to write (.npz; default: a new file in the model "
+                   "registry, see `walkerlab models`)")
+    p.add_argument("--evaluate", action="store_true",
+                   help="first run leave-one-subject-out and store the metrics in the model")
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("models", help="list the saved models of the registry",
+                       description="List model files with their recognizer, features, "
+                       "classes, training recordings and metrics.")
+    p.add_argument("dir", nargs="?", default=None,
+                   help="folder of models (default: $WALKERLAB_MODELS or "
+                   "~/.local/share/walkerlab/models)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_models)
+
+    p = sub.add_parser("learn", help="update an online model (bmm) with unlabelled recordings",
+                       description="Continue learning from recordings without labels: "
+                       "the model's posterior is updated frame by frame, without "
+                       "retraining from scratch.")
+    p.add_argument("model", help="model file (.npz) of a recognizer that learns online")
+    p.add_argument("files", nargs="+", help="recordings (.h5); labels are not needed")
+    p.add_argument("--out", default=None, help="write here instead of updating MODEL")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_learn)
 
     p = sub.add_parser("evaluate", help="cross-validate a recognizer (thesis 6.6)")
     add_training_args(p)
@@ -447,8 +722,61 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--own-sessions", type=int, default=0,
                    help="sessions of the test subject also used for training "
                    "(thesis experiment 1: 1)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--transition-window", type=int, default=25, metavar="FRAMES",
+                   help="tolerance for the headline transition precision/recall "
+                   "(0: the thesis's formula taken literally)")
+    p.add_argument("--scheduler", default="local", metavar="serial|local|ADDRESS",
+                   help="run the folds in this process (serial), on a Dask cluster on "
+                   "this machine (local, the default) or on the Dask scheduler at "
+                   "ADDRESS (workers read the recordings from shared storage)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes of the local cluster (default: one per core)")
+    p.add_argument("--report", metavar="DIR", default=None,
+                   help="write an HTML report with plots and the JSON metrics to DIR")
+    p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("workbench", help="train and evaluate recognizers in a window",
+                       description="Open the training and evaluation workbench: pick "
+                       "recordings, a recognizer and its settings, run leave-one-subject-"
+                       "out, compare runs, export reports, save and deploy models "
+                       "(docs/workbench.md).")
+    p.add_argument("files", nargs="*", help="recordings (.h5) or folders to list")
+    p.add_argument("--models", metavar="DIR", default=None,
+                   help="model registry folder (default: $WALKERLAB_MODELS or "
+                   "~/.local/share/walkerlab/models)")
+    p.add_argument("--run", metavar="KINDS", default=None,
+                   help="evaluate these recognizer kinds (comma-separated) at start, one "
+                   "run each")
+    p.add_argument("--param", action="append", default=[], metavar="[KIND:]KEY=VALUE",
+                   help="setting for the --run recognizers (repeatable)")
+    p.add_argument("--feature-set", choices=("cop", "loadcells"), default="cop")
+    p.add_argument("--tab", choices=("evaluate", "models"), default="evaluate",
+                   help="tab to show")
+    p.add_argument("--screenshot", metavar="FILE.png", default=None,
+                   help="save a picture of the window (after the --run runs) and quit")
+    p.add_argument("--after", type=float, default=None, metavar="SECONDS",
+                   help="take the --screenshot this many seconds after the runs (default 1)")
+    p.set_defaults(func=cmd_workbench)
+
+    p = sub.add_parser("flash", help="install the MicroPython firmware on a board",
+                       description="Copy the firmware (device/protocol, device/firmware, "
+                       "main.py) to a MicroPython board with mpremote.")
+    p.add_argument("--port", required=True, help="serial port of the board")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the files that would be installed; touch nothing")
+    p.set_defaults(func=cmd_flash)
+
+    p = sub.add_parser("deploy-model", help="upload a trained HMM to a walker",
+                       description="Upload a model saved by `walkerlab train --recognizer "
+                       "hmm` to the walker's on-device recognizer (kept on its flash).")
+    p.add_argument("model", help="model file (.npz)")
+    p.add_argument("--port", required=True, help="serial port of the walker")
+    p.add_argument("--calibration", default=None, metavar="FILE.json",
+                   help="walker calibration for the features (default: the stored one "
+                   "for the walker's id)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_deploy_model)
 
     p = sub.add_parser("ports", help="list serial ports")
     p.set_defaults(func=cmd_ports)

@@ -6,8 +6,13 @@
   hmmlearn-compatible HMMs learned by EM (``GaussianHMM``, ``GMMHMM``,
   ``CategoricalHMM``, ``MultiCategoricalHMM``) or collapsed Gibbs
   (``CollapsedGibbsHMM``);
+* :mod:`recognizers.crf`: the linear-chain CRF (``LinearChainCRF``) and its
+  walker recognizer ``"crf"``;
 * :mod:`recognizers.unsupervised`: the unsupervised walker recognizers
-  ``"hmm-em"`` and ``"hmm-gibbs"`` (latent states mapped to activities);
+  ``"hmm-em"``, ``"hmm-gibbs"`` and ``"bmm"`` (latent states mapped to
+  activities; BMM keeps learning with ``partial_fit``);
+* :mod:`recognizers.bmm`: ``BMMHMM``, online Bayesian moment matching (hmmlearn
+  conventions), and :mod:`recognizers.online_em`: the online EM baseline;
 * :mod:`recognizers.discretize`: equal-frequency bins (thesis 6.6);
 * :mod:`recognizers.evaluation`: window accuracy, transitions, confusion,
   leave-one-subject-out;
@@ -25,6 +30,7 @@ from recognizers.base import (
     load_recognizer,
     register_recognizer,
 )
+from recognizers.crf import CRFRecognizer, LinearChainCRF
 from recognizers.discretize import EqualFrequencyDiscretizer
 from recognizers.evaluation import (
     TransitionCounts,
@@ -48,7 +54,7 @@ from recognizers.hmm import (
     count_supervised,
     persistence_transmat,
 )
-from recognizers.unsupervised import EMHMMRecognizer, GibbsHMMRecognizer
+from recognizers.unsupervised import BMMRecognizer, EMHMMRecognizer, GibbsHMMRecognizer
 
 __all__ = [
     "RECOGNIZERS",
@@ -62,6 +68,8 @@ __all__ = [
     "load_recognizer",
     "register_recognizer",
     "EqualFrequencyDiscretizer",
+    "CRFRecognizer",
+    "LinearChainCRF",
     "TransitionCounts",
     "accuracy_by_window",
     "confusion_matrix",
@@ -78,6 +86,7 @@ __all__ = [
     "GaussianHMM",
     "GMMHMM",
     "ConvergenceWarning",
+    "BMMRecognizer",
     "EMHMMRecognizer",
     "GibbsHMMRecognizer",
     "count_supervised",
