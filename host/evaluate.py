@@ -71,7 +71,7 @@ def dask_client(scheduler: str, n_workers: int | None = None):
         workers = n_workers or os.cpu_count() or 1
         # Processes, one thread each: the folds are CPU-bound numba/numpy work.
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address=":0") as cluster, Client(cluster) as client:
             yield client
     else:
         try:
