@@ -182,27 +182,12 @@ def cmd_ports(args) -> int:
     return 0
 
 
-def _json_safe(value):
-    """NaN/inf (e.g. precision with no predicted transitions) become null: valid JSON."""
-    import math
-
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if hasattr(value, "item") and getattr(value, "ndim", 1) == 0:  # numpy scalar
-        return _json_safe(value.item())
-    if hasattr(value, "tolist"):
-        return _json_safe(value.tolist())
-    return value
-
-
 def _print_json(data) -> None:
     import json
 
-    print(json.dumps(_json_safe(data), indent=2, sort_keys=True, allow_nan=False))
+    from host.report import json_safe
+
+    print(json.dumps(json_safe(data), indent=2, sort_keys=True, allow_nan=False))
 
 
 def cmd_record(args) -> int:
@@ -297,6 +282,7 @@ def cmd_train(args) -> int:
 
     from host.datasets import load_sessions
     from host.models import default_models_dir, training_metadata
+    from host.report import json_safe
 
     specs = _model_specs(args.recognizer, args.param)
     if len(specs) != 1:
@@ -327,7 +313,7 @@ def cmd_train(args) -> int:
         files=args.files, label_track=sorted({s.track for s in sessions}),
         label_set=model.classes_, feature_set=args.feature_set, kind=spec.kind,
         params=spec.params, command="walkerlab " + " ".join(map(_shell_quote, sys.argv[1:])),
-        metrics=_json_safe(metrics) if metrics is not None else None)
+        metrics=json_safe(metrics) if metrics is not None else None)
     out = args.out
     if out is None:
         folder = default_models_dir()

@@ -24,16 +24,17 @@ import numpy as np
 from host.errors import UserError
 
 
-def _json_safe(obj):
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return _json_safe(obj.item())
-    return obj
+def json_safe(value):
+    """JSON-ready copy: str keys, lists for arrays, NaN/inf as None (valid JSON)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return json_safe(value.tolist())
+    return value
 
 
 def _label(result) -> str:
@@ -144,7 +145,7 @@ def write_report(directory, summary: dict) -> pathlib.Path:
                    class_accuracy_by_window={int(k): v for k, v
                                              in r["class_accuracy_by_window"].items()})
               for r in summary["models"]]
-    (out / "metrics.json").write_text(json.dumps(_json_safe(summary), indent=1,
+    (out / "metrics.json").write_text(json.dumps(json_safe(summary), indent=1,
                                                  sort_keys=True, allow_nan=False))
     images = _plots(out, models)
     files = summary.get("files", [])

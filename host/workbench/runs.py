@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 from host.errors import UserError
+from host.report import json_safe
 
 TRANSITION_WINDOW = 25  # the headline tolerance, as `walkerlab evaluate` uses
 HEADLINE_WINDOWS = (0, 25, 50)
@@ -113,19 +114,6 @@ def execute(config: RunConfig, number: int = 1, progress=None, cancelled=None) -
         transition_window=TRANSITION_WINDOW, scheduler=config.scheduler,
         n_workers=config.n_workers, progress=report)[0]
     return Run(number, config, result, time.perf_counter() - t0)
-
-
-def json_safe(value):
-    """JSON-ready copy: str keys, lists for arrays, NaN/inf as None."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if hasattr(value, "tolist"):  # numpy arrays and scalars
-        return json_safe(value.tolist())
-    return value
 
 
 def _quote_all(args) -> str:

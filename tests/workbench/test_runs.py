@@ -6,7 +6,8 @@ import pytest
 
 from host.errors import UserError
 from host.evaluate import ModelSpec, evaluate_recordings
-from host.workbench.runs import (Cancelled, RunConfig, evaluate_command, execute, json_safe,
+from host.report import json_safe
+from host.workbench.runs import (Cancelled, RunConfig, evaluate_command, execute,
                                  train_and_save)
 
 
