@@ -301,14 +301,19 @@ def cmd_train(args) -> int:
     sessions = load_sessions(args.files, args.feature_set, args.labels,
                              progress=not args.quiet)
     model = spec.make()
-    if (not args.quiet and "verbose" in model.get_params(deep=False)
-            and "verbose" not in spec.params):
-        model.set_params(verbose=True)  # long fits (the CRF) show their own progress bar
+    # Long fits (the CRF) show their own progress bar; the saved model keeps the
+    # settings the user gave, not this display choice.
+    show_progress = (not args.quiet and "verbose" in model.get_params(deep=False)
+                     and "verbose" not in spec.params)
+    if show_progress:
+        model.set_params(verbose=True)
     try:
         model.fit([s.X for s in sessions], [s.y for s in sessions],
                   feature_set=args.feature_set)
     except ValueError as exc:
         raise UserError("cannot train: %s" % exc) from None
+    if show_progress:
+        model.set_params(verbose=spec.make().verbose)
     model.metadata_ = training_metadata(
         files=args.files, label_track=sorted({s.track for s in sessions}),
         label_set=model.classes_, feature_set=args.feature_set, kind=spec.kind,
