@@ -10,6 +10,8 @@ the model and keeps it on flash. The same path serves a board and the virtual wa
 """
 from __future__ import annotations
 
+import contextlib
+
 import time
 
 import numpy as np
@@ -103,8 +105,9 @@ _NAK_TEXT = {
 }
 
 
-def upload_model(port_name: str, data: bytes, progress=None, open_port=None) -> dict:
-    """Send model file bytes to the walker on port_name; returns the walker's INFO."""
+@contextlib.contextmanager
+def _walker_client(port_name: str, open_port=None):
+    """A protocol client on the walker's port, after a HELLO round trip; closes the port."""
     check_port(port_name)
     opener = open_port or (lambda: serial.Serial(port_name, 921600, timeout=0.05))
     try:
@@ -114,6 +117,14 @@ def upload_model(port_name: str, data: bytes, progress=None, open_port=None) -> 
     try:
         client = _Client(port)
         client.command(wire.CMD_HELLO)
+        yield client
+    finally:
+        port.close()
+
+
+def upload_model(port_name: str, data: bytes, progress=None, open_port=None) -> dict:
+    """Send model file bytes to the walker on port_name; returns the walker's INFO."""
+    with _walker_client(port_name, open_port) as client:
 
         def check(kind, code):
             if code:
@@ -130,26 +141,14 @@ def upload_model(port_name: str, data: bytes, progress=None, open_port=None) -> 
                 progress(min(offset + step, len(data)), len(data))
         check(wire.CMD_MODEL_COMMIT, client.command(wire.CMD_MODEL_COMMIT))
         return client.info or {}
-    finally:
-        port.close()
 
 
 def walker_info(port_name: str, open_port=None) -> dict:
     """The walker's INFO (HELLO round trip)."""
-    check_port(port_name)
-    opener = open_port or (lambda: serial.Serial(port_name, 921600, timeout=0.05))
-    try:
-        port = opener()
-    except (serial.SerialException, OSError) as exc:
-        raise UserError("cannot open %s: %s" % (port_name, exc)) from None
-    try:
-        client = _Client(port)
-        client.command(wire.CMD_HELLO)
+    with _walker_client(port_name, open_port) as client:
         if client.info is None:
             raise UserError("%s answered HELLO without INFO" % port_name)
         return client.info
-    finally:
-        port.close()
 
 
 def deploy_model(model_path, port_name: str, calibration_path=None,

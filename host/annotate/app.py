@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import sys
 
 from host.errors import UserError
 
@@ -12,23 +11,19 @@ def run_annotator(path, videos=(), label_set: str | None = None, annotator: str 
                   theme: str | None = None) -> int:
     """Run the annotator until its window closes. screenshot: save a PNG of the
     window (after the cursor is put at cursor_s) and quit."""
-    from PySide6 import QtCore, QtWidgets
+    from PySide6 import QtCore
 
     from host.annotate.labels import label_set_from_text
     from host.annotate.session import AnnotationSession
     from host.annotate.window import AnnotatorWindow
-    from host.gui.theme import THEME_ENV, apply_application_theme
+    from host.gui.startup import check_screenshot_path, qt_application
+    from host.gui.theme import apply_application_theme
 
     if len(videos) > 2:
         raise UserError("at most two videos (rear and forward camera)")
-    if screenshot:
-        folder = os.path.dirname(os.path.abspath(screenshot))
-        if not os.path.isdir(folder):
-            raise UserError("cannot save the screenshot: folder %s does not exist" % folder)
-    if theme:
-        os.environ[THEME_ENV] = theme
+    check_screenshot_path(screenshot)
     chosen = label_set_from_text(label_set) if label_set else None
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
+    app = qt_application(theme)
     app.setStyle("Fusion")
     apply_application_theme(app)
     session = AnnotationSession(path, videos)

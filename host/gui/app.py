@@ -15,10 +15,11 @@ import traceback
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from host.errors import UserError, user_errors
+from host.errors import UserError
 from host.gui.activity_banner import ActivityBanner
 from host.gui.connection_panel import ConnectionPanel
 from host.gui.controller import MonitorController, recording_filename
+from host.gui.dialogs import guarded, open_error_box
 from host.gui.display_state import DisplayState
 from host.gui.footprint_view import FootprintView
 from host.gui.live_plots import LivePlots
@@ -29,6 +30,7 @@ from host.gui.processing import one_line
 from host.gui.recording_panel import RecordingPanel
 from host.gui.replay_panel import ReplayPanel
 from host.gui.settings import default_recordings_folder, open_settings, value
+from host.gui.startup import check_screenshot_path, qt_application
 from host.gui.status_bar import LinkHealthBar
 from host.gui.theme import apply_application_theme
 
@@ -344,26 +346,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.errors_shown.append(message)
         del self.errors_shown[:-50]
         self.connection_panel.add_event("error: " + message)
-        if self._error_box is not None and self._error_box.isVisible():
+        if not open_error_box(self, title, message):
             self.statusBar().showMessage(message, 8000)  # one dialog at a time
-            return
-        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Warning, title, message,
-                                    QtWidgets.QMessageBox.StandardButton.Ok, self)
-        box.setWindowModality(QtCore.Qt.WindowModality.WindowModal)
-        box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.finished.connect(lambda *_: setattr(self, "_error_box", None))
-        self._error_box = box
-        box.open()
 
     def _guard(self, title: str, fn, *args):
         """Run fn; a user error becomes a dialog. Returns fn's result, or FAILED."""
-        try:
-            return fn(*args)
-        except user_errors() as exc:
-            self.show_error(title, one_line(exc))
-        except (ValueError, OSError) as exc:
-            self.show_error(title, one_line(exc))
-        return FAILED
+        return guarded(self.show_error, title, fn, *args, failed=FAILED)
 
     # ---- connection -----------------------------------------------------------------
     def toggle_connection(self) -> None:
@@ -807,16 +795,6 @@ def _excepthook(window_ref):
     return hook
 
 
-_QUIET_QT_MESSAGES = ("This plugin does not support propagateSizeHints()",)
-
-
-def _qt_message(mode, context, message) -> None:
-    """Qt's own warnings to stderr, minus the offscreen platform's harmless noise."""
-    if message in _QUIET_QT_MESSAGES:
-        return
-    print("qt: %s" % message, file=sys.stderr)
-
-
 def run_monitor(port: str | None = None, model_path: str | None = None,
                 screenshot: str | None = None, after_s: float | None = None,
                 course: str = "free", seed: int = 0, duration_s: float | None = None,
@@ -834,7 +812,6 @@ def run_monitor(port: str | None = None, model_path: str | None = None,
     import weakref
 
     from host.gui.ports import default_choice, list_port_choices
-    from host.gui.theme import THEME_ENV
     from host.link import check_port
 
     if port and replay:
@@ -847,17 +824,8 @@ def run_monitor(port: str | None = None, model_path: str | None = None,
         check_port(port)  # a clear one-line error before any window opens
     if model_path and not os.path.exists(model_path):
         raise UserError("model file %s does not exist" % model_path)
-    if screenshot:
-        folder = os.path.dirname(os.path.abspath(screenshot))
-        if not os.path.isdir(folder):
-            raise UserError("cannot save the screenshot: folder %s does not exist" % folder)
-    if theme:
-        os.environ[THEME_ENV] = theme
-    QtCore.qInstallMessageHandler(_qt_message)
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
-    app.setApplicationName("WalkerLab")
-    app.setOrganizationName("WalkerLab")
-    app.setApplicationDisplayName("WalkerLab")
+    check_screenshot_path(screenshot)
+    app = qt_application(theme)
     controller = MonitorController(virtual_course=course, virtual_seed=seed)
     if model_path:
         controller.load_model(model_path)  # a bad model: one line from the CLI, no window

@@ -24,7 +24,9 @@ from host.recording import layout as L
 from host.recording.reader import (
     LabelTrack, RecordingFormatError, check_format, open_h5, text,
 )
-from host.recording.writer import iso_time, walkerlab_version
+from host.recording.writer import (
+    check_track_name, check_track, create_track_table, iso_time, walkerlab_version,
+)
 
 STAGING = L.ANNOTATIONS + "/_staging"
 SYNC = L.ANNOTATIONS + "/_sync"
@@ -35,14 +37,6 @@ SYNC_ATTRS = ("video_path", "a", "b", "rms_s", "modified")
 
 class LabelFormatError(RecordingFormatError):
     """A label track or sync table that is damaged or not ours."""
-
-
-def _check_name(name: str) -> str:
-    if (not isinstance(name, str) or not name or "/" in name or name.startswith("_")
-            or name in (".", "..")):
-        raise ValueError("label track name must be non-empty, without '/', and not "
-                         "start with '_': %r" % (name,))
-    return name
 
 
 def finish_staged(f: h5py.File) -> list[str]:
@@ -79,11 +73,8 @@ def save_tracks(path, tracks: list[LabelTrack], delete: tuple[str, ...] = ()) ->
     now = iso_time()
     with _open(path) as f:
         for track in tracks:
-            name = _check_name(track.name)
-            if track.source not in L.LABEL_SOURCES:
-                raise ValueError("label source must be one of %s, not %r"
-                                 % (", ".join(L.LABEL_SOURCES), track.source))
-            final = L.ANNOTATIONS + "/" + name
+            final = check_track(track)
+            name = track.name
             created = now
             if final in f:
                 created = text(f[final].attrs.get("created", "")) or now
@@ -91,21 +82,14 @@ def save_tracks(path, tracks: list[LabelTrack], delete: tuple[str, ...] = ()) ->
             staged = STAGING + "/" + name
             if staged in f:
                 del f[staged]
-            rows = track.to_array()
-            ds = L.create_table(f, staged, L.LABEL_DTYPE)
-            ds.resize(len(rows), axis=0)
-            ds[:] = rows
-            for k in ("annotator", "source", "model"):
-                ds.attrs[k] = getattr(track, k)
-            ds.attrs["created"] = created
-            ds.attrs["modified"] = now
+            create_track_table(f, staged, track, created=created, modified=now)
             f.flush()  # the new track is complete on disk before the old one goes
             if final in f:
                 del f[final]
             f.move(staged, final)
             f.flush()
         for name in delete:
-            final = L.ANNOTATIONS + "/" + _check_name(name)
+            final = L.ANNOTATIONS + "/" + check_track_name(name)
             if final in f:
                 del f[final]
         f.attrs["writer_version"] = walkerlab_version()

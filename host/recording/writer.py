@@ -268,7 +268,7 @@ def set_sample_attrs(f: h5py.File, info: dict | None = None) -> None:
 
 
 # ---- label tracks ----------------------------------------------------------------
-def _check_track_name(name: str) -> str:
+def check_track_name(name: str) -> str:
     # Names starting with '_' are the annotator's groups (_sync, _staging).
     if (not isinstance(name, str) or not name or "/" in name or name in (".", "..")
             or name.startswith("_")):
@@ -277,13 +277,33 @@ def _check_track_name(name: str) -> str:
     return name
 
 
-def _write_track(f: h5py.File, track: LabelTrack, mode: str) -> LabelTrack:
-    if mode not in ("new", "append", "replace"):
-        raise ValueError("mode must be 'new', 'append' or 'replace', not %r" % (mode,))
+
+def check_track(track: LabelTrack) -> str:
+    """The track's dataset path under /annotations; ValueError for a bad name or source."""
     if track.source not in L.LABEL_SOURCES:
         raise ValueError("label source must be one of %s, not %r"
                          % (", ".join(L.LABEL_SOURCES), track.source))
-    path = L.ANNOTATIONS + "/" + _check_track_name(track.name)
+    return L.ANNOTATIONS + "/" + check_track_name(track.name)
+
+
+def create_track_table(f: h5py.File, path: str, track: LabelTrack, *, created: str,
+                       modified: str) -> h5py.Dataset:
+    """A new label dataset at ``path`` holding the track's segments and attributes."""
+    rows = track.to_array()
+    ds = L.create_table(f, path, L.LABEL_DTYPE)
+    ds.resize(len(rows), axis=0)
+    ds[:] = rows
+    for k in ("annotator", "source", "model"):
+        ds.attrs[k] = getattr(track, k)
+    ds.attrs["created"] = created
+    ds.attrs["modified"] = modified
+    return ds
+
+
+def _write_track(f: h5py.File, track: LabelTrack, mode: str) -> LabelTrack:
+    if mode not in ("new", "append", "replace"):
+        raise ValueError("mode must be 'new', 'append' or 'replace', not %r" % (mode,))
+    path = check_track(track)
     now = iso_time()
     rows = track.to_array()
     exists = path in f
@@ -303,13 +323,7 @@ def _write_track(f: h5py.File, track: LabelTrack, mode: str) -> LabelTrack:
     else:
         if exists:
             del f[path]
-        ds = L.create_table(f, path, L.LABEL_DTYPE)
-        ds.resize(len(rows), axis=0)
-        ds[:] = rows
-        for k in ("annotator", "source", "model"):
-            ds.attrs[k] = getattr(track, k)
-        ds.attrs["created"] = now
-        ds.attrs["modified"] = now
+        ds = create_track_table(f, path, track, created=now, modified=now)
     return _read_track(ds)
 
 

@@ -27,9 +27,9 @@ def run_workbench(files=(), models_dir=None, screenshot: str | None = None,
     `after_s` seconds after the runs finished, showing `tab` ('evaluate' or
     'models'), and quit without touching saved settings.
     """
-    from PySide6 import QtCore, QtWidgets
+    from PySide6 import QtCore
 
-    from host.gui.app import _qt_message
+    from host.gui.startup import check_screenshot_path, qt_application
     from host.workbench import catalog
     from host.workbench.window import WorkbenchWindow
 
@@ -38,18 +38,12 @@ def run_workbench(files=(), models_dir=None, screenshot: str | None = None,
             raise UserError("%s: no such file" % f)
         if not os.path.isdir(f):
             catalog.describe_recording(f)  # a one-line error before any window opens
-    if screenshot:
-        folder = os.path.dirname(os.path.abspath(screenshot))
-        if not os.path.isdir(folder):
-            raise UserError("cannot save the screenshot: folder %s does not exist" % folder)
+    check_screenshot_path(screenshot)
     if tab not in ("evaluate", "models"):
         raise UserError("--tab is evaluate or models")
     for spec in run_specs:
         spec.check()
-    QtCore.qInstallMessageHandler(_qt_message)
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
-    app.setApplicationName("WalkerLab")
-    app.setOrganizationName("WalkerLab")
+    app = qt_application()
     window = WorkbenchWindow([f for f in files if not os.path.isdir(f)], models_dir,
                              persist=not screenshot, restore_layout=not screenshot)
     for f in files:

@@ -21,6 +21,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from host.errors import UserError, user_errors
+from host.gui.dialogs import guarded, open_error_box
 from host.gui.processing import one_line
 from host.gui.settings import open_settings, value
 from host.gui.theme import apply_application_theme, class_color
@@ -563,25 +564,11 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
         self.last_error = message
         self.errors_shown.append(message)
         self.statusBar().showMessage(message, 8000)
-        if self._error_box is not None and self._error_box.isVisible():
-            return
-        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Warning, title, message,
-                                    QtWidgets.QMessageBox.StandardButton.Ok, self)
-        box.setWindowModality(QtCore.Qt.WindowModality.WindowModal)
-        box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.finished.connect(lambda *_: setattr(self, "_error_box", None))
-        self._error_box = box
-        box.open()
+        open_error_box(self, title, message)
 
     def _guard(self, title: str, fn, *args):
         """fn(*args), or None after showing a user error as a dialog."""
-        try:
-            return fn(*args)
-        except user_errors() as exc:
-            self.show_error(title, one_line(exc))
-        except (ValueError, OSError) as exc:
-            self.show_error(title, one_line(exc))
-        return None
+        return guarded(self.show_error, title, fn, *args)
 
     # ---- recordings -----------------------------------------------------------------
     def add_files_dialog(self) -> None:

@@ -1,21 +1,10 @@
-"""Annotator tests: offscreen Qt, settings in a temporary file, one simulated session
-with sync taps and its synthetic video (known offset and drift), shared by the tests."""
-import os
+"""Annotator tests: one simulated session with sync taps and its synthetic video (known
+offset and drift), shared by the tests."""
 import shutil
 
-os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before pytest-qt creates the QApplication
+import pytest
 
-import pytest  # noqa: E402
-
-from annotate_constants import DRIFT_PPM, FPS, OFFSET_S  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
-    path = tmp_path / "walkerlab-settings.ini"
-    monkeypatch.setenv("WALKERLAB_SETTINGS", str(path))
-    monkeypatch.delenv("WALKERLAB_THEME", raising=False)
-    return path
+from annotate_constants import DRIFT_PPM, FPS, OFFSET_S
 
 
 @pytest.fixture(scope="session")

@@ -1,17 +1,5 @@
-"""GUI tests run offscreen, with settings in a temporary file (never the user's)."""
-import os
-
-os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before pytest-qt creates the QApplication
-
-import pytest  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
-    path = tmp_path / "walkerlab-settings.ini"
-    monkeypatch.setenv("WALKERLAB_SETTINGS", str(path))
-    monkeypatch.delenv("WALKERLAB_THEME", raising=False)
-    return path
+"""GUI tests (offscreen Qt and temporary settings come from tests/conftest.py)."""
+import pytest
 
 
 @pytest.fixture(scope="session")

@@ -1,19 +1,8 @@
-"""Workbench tests: offscreen Qt, settings in a temporary file, small simulated exp2 data."""
+"""Workbench tests: small simulated exp2 data."""
 import os
 import shutil
 
-os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before pytest-qt creates the QApplication
-
-import pytest  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
-    path = tmp_path / "walkerlab-settings.ini"
-    monkeypatch.setenv("WALKERLAB_SETTINGS", str(path))
-    monkeypatch.setenv("WALKERLAB_MODELS", str(tmp_path / "default-models"))
-    monkeypatch.delenv("WALKERLAB_THEME", raising=False)
-    return path
+import pytest
 
 
 @pytest.fixture(scope="session")
