@@ -549,6 +549,24 @@ class TiedGaussianEmissions(FullGaussianEmissions):
         K, D = self.means.shape
         return K * D + D * (D + 1) // 2
 
+    def log_likelihood(self, X, out=None) -> np.ndarray:
+        # One shared whitening: |P(x - m_k)|^2 = |z|^2 - 2 z.w_k + |w_k|^2 with z = P(x - c),
+        # w_k = P(m_k - c), one (T, D) x (D, K) product instead of K whitenings.
+        # Centring on c (the mean of the means) keeps the cancellation small.
+        X = self.check_X(X)
+        out = _out(out, X.shape[0], self.n_components)
+        P = self._inv_chol[0]
+        c = self.means.mean(axis=0)
+        Z = (X - c) @ P.T
+        W = (self.means - c) @ P.T
+        np.matmul(Z, -2.0 * W.T, out=out)
+        out += np.einsum("ij,ij->i", Z, Z)[:, None]
+        out += np.einsum("ij,ij->i", W, W)[None, :]
+        np.maximum(out, 0.0, out=out)  # a squared distance, whatever the rounding
+        out *= -0.5
+        out -= 0.5 * (self.n_features * _LOG_2PI + self._logdet[0])
+        return out
+
 
 _GAUSSIAN_TYPES = {"diag": DiagGaussianEmissions, "full": FullGaussianEmissions,
                    "spherical": SphericalGaussianEmissions, "tied": TiedGaussianEmissions}
