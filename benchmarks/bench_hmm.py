@@ -6,7 +6,8 @@
 
 Models, on ``--sequences`` sequences of ``--length`` frames sampled from the model:
 
-* Gaussian HMM, diagonal covariances, ``--features`` dimensions;
+* Gaussian HMM, ``--features`` dimensions, for each of ``--covariance-types``
+  (diagonal, spherical and tied by default; ``full`` on request);
 * categorical HMM (one symbol per frame, ``--symbols`` values);
 * the thesis's discrete multi-sensor HMM on simulated walker data (experiment-1
   course, ``--walker-subjects`` subjects, COP features, 20 equal-frequency bins,
@@ -182,13 +183,24 @@ def compare(rows, label, K, X, lengths, ours, refs, em_ours, em_refs, repeats, l
 # --------------------------------------------------------------------------- models
 
 
-def bench_gaussian(rows, K, args, rng):
+def random_covars(cov, K, D, rng):
+    """Covariances in the hmmlearn shape of each covariance_type."""
+    if cov == "spherical":
+        return rng.uniform(0.5, 2.0, size=K)
+    if cov == "diag":
+        return rng.uniform(0.5, 2.0, size=(K, D))
+    A = rng.normal(size=(K, D, D)) / np.sqrt(D)
+    full = A @ A.transpose(0, 2, 1) + np.eye(D)
+    return full[0] if cov == "tied" else full
+
+
+def bench_gaussian(rows, K, args, rng, cov="diag"):
     D = args.features
-    truth = GaussianHMM(K, random_state=0)
+    truth = GaussianHMM(K, cov, random_state=0)
     truth.startprob_ = np.full(K, 1.0 / K)
     truth.transmat_ = sticky(K, rng)
     truth.means_ = 3.0 * rng.normal(size=(K, D))
-    truth.covars_ = rng.uniform(0.5, 2.0, size=(K, D))
+    truth.covars_ = random_covars(cov, K, D, rng)
     X, _ = truth.sample(args.sequences * args.length, random_state=1)
     lengths = [args.length] * args.sequences
     params = (truth.startprob_, truth.transmat_, truth.means_, truth._covars_)
@@ -197,11 +209,11 @@ def bench_gaussian(rows, K, args, rng):
         m.startprob_, m.transmat_, m.means_, m.covars_ = params
         return m
 
-    refs = [setp(hl.GaussianHMM(K, "diag", implementation=i)) for i in ("log", "scaling")]
+    refs = [setp(hl.GaussianHMM(K, cov, implementation=i)) for i in ("log", "scaling")]
     prior = truth._log_prior_emissions(truth._emissions())
-    compare(rows, "Gaussian diag (D=%d)" % D, K, X, lengths, setp(GaussianHMM(K)), refs,
-            lambda: setp(GaussianHMM(K, n_iter=1, init_params="")),
-            [lambda i=i: setp(hl.GaussianHMM(K, "diag", n_iter=1, init_params="",
+    compare(rows, "Gaussian %s (D=%d)" % (cov, D), K, X, lengths, setp(GaussianHMM(K, cov)),
+            refs, lambda: setp(GaussianHMM(K, cov, n_iter=1, init_params="")),
+            [lambda i=i: setp(hl.GaussianHMM(K, cov, n_iter=1, init_params="",
                                               implementation=i)) for i in ("log", "scaling")],
             args.repeats, log_prior=prior)
 
@@ -278,6 +290,8 @@ def main() -> None:
     p.add_argument("--length", type=int, default=2000)
     p.add_argument("--states", type=int, nargs="+", default=[6, 12])
     p.add_argument("--features", type=int, default=7)
+    p.add_argument("--covariance-types", nargs="+", default=["diag", "spherical", "tied"],
+                   choices=["spherical", "diag", "full", "tied"])
     p.add_argument("--symbols", type=int, default=20)
     p.add_argument("--walker-subjects", type=int, default=6)
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
@@ -285,7 +299,8 @@ def main() -> None:
     rng = np.random.default_rng(0)
     rows = []
     for K in args.states:
-        bench_gaussian(rows, K, args, rng)
+        for cov in args.covariance_types:
+            bench_gaussian(rows, K, args, rng, cov)
         bench_categorical(rows, K, args, rng)
     if args.walker_subjects > 0:
         bench_walker(rows, args)

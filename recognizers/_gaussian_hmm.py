@@ -6,8 +6,8 @@ Import them from :mod:`recognizers.hmm`::
 
 Same constructor arguments, attributes and methods as ``hmmlearn.hmm`` (see
 :mod:`recognizers._hmm_base` for the shared API and the documented
-differences).  ``covariance_type`` is "diag" or "full"; "spherical" and "tied"
-are not implemented.
+differences).  ``covariance_type`` is "diag", "full", "spherical" or "tied", with
+hmmlearn's shapes.
 """
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ import numpy as np
 
 from recognizers._hmm_base import BaseHMM, kmeans, parse_param_names
 from recognizers.base import NotFittedError
+from recognizers.modelling.hmm_utils import fill_covars
 from recognizers.modelling.emissions import (
+    COVARIANCE_TYPES,
     GaussianPrior,
     GMMEmissions,
     GMMPrior,
@@ -27,13 +29,10 @@ from recognizers.modelling.emissions import (
 
 __all__ = ["GaussianHMM", "GMMHMM"]
 
-_COV_TYPES = ("diag", "full")
-
-
 def _check_cov_type(value) -> None:
-    if value not in _COV_TYPES:
-        raise ValueError("covariance_type must be 'diag' or 'full' (hmmlearn's 'spherical' and "
-                         "'tied' are not implemented); got %r" % (value,))
+    if value not in COVARIANCE_TYPES:
+        raise ValueError("covariance_type must be one of %s; got %r"
+                         % (", ".join(repr(t) for t in COVARIANCE_TYPES), value))
 
 
 def _check_positive(value, name) -> None:
@@ -60,13 +59,6 @@ def _nearest(X, centres) -> np.ndarray:
             + (centres * centres).sum(1)).argmin(1)
 
 
-def _fill_covars(covars, covariance_type) -> np.ndarray:
-    """hmmlearn's ``covars_`` convention: full matrices whatever the type."""
-    if covariance_type == "diag":
-        return np.stack([np.diag(c) for c in covars]) if len(covars) else covars
-    return covars
-
-
 class _GaussianBase(BaseHMM):
     def _validate_X(self, X, *, fit: bool) -> np.ndarray:
         D = None
@@ -83,8 +75,19 @@ class _GaussianBase(BaseHMM):
 
     @property
     def n_features(self) -> int:
-        """Dimension of the observations (from ``means_``)."""
-        return int(self.means_.shape[-1])
+        """Dimension of the observations (from ``means_``; settable as in hmmlearn)."""
+        try:
+            return int(self.means_.shape[-1])
+        except AttributeError:
+            try:
+                return self._n_features
+            except AttributeError:
+                raise NotFittedError("%s has no n_features: call fit or set means_"
+                                     % type(self).__name__) from None
+
+    @n_features.setter
+    def n_features(self, value) -> None:
+        self._n_features = int(value)
 
     @property
     def means_(self) -> np.ndarray:
@@ -119,7 +122,8 @@ class GaussianHMM(_GaussianBase):
     Parameters
     ----------
     n_components : int, number of states
-    covariance_type : "diag" (default) or "full"
+    covariance_type : "diag" (default), "full", "spherical" (one variance per state)
+        or "tied" (one full matrix shared by all states)
     min_covar : float, floor on variances / eigenvalues in every M-step
     startprob_prior, transmat_prior : Dirichlet concentrations (1: flat)
     means_prior, means_weight, covars_prior, covars_weight : MAP priors of the
@@ -137,7 +141,8 @@ class GaussianHMM(_GaussianBase):
     ----------
     startprob_ (K,), transmat_ (K, K), means_ (K, D),
     covars_ : (K, D, D) full matrices for every covariance_type (hmmlearn's
-        convention; set it with the covariance_type's shape: (K, D) for diag)
+        convention; set it with the covariance_type's shape: (K, D) diag, (K,)
+        spherical, (K, D, D) full, (D, D) tied)
     n_features, monitor_, converged_, n_iter_, history_, lower_bound_
     """
 
@@ -180,11 +185,16 @@ class GaussianHMM(_GaussianBase):
         except AttributeError:
             raise NotFittedError("%s has no covars_: call fit or set the parameters"
                                  % type(self).__name__) from None
-        return _fill_covars(cov, self.covariance_type)
+        return fill_covars(cov, self.covariance_type, int(self.n_components),
+                           self.n_features)
 
     @covars_.setter
     def covars_(self, value) -> None:
-        self._covars_ = np.ascontiguousarray(value, dtype=np.float64)
+        cov = np.ascontiguousarray(value, dtype=np.float64)
+        if self.covariance_type == "spherical" and cov.ndim > 1 \
+                and cov.size == int(self.n_components):
+            cov = cov.reshape(-1)  # hmmlearn flattens spherical variances given as (K, 1, ...)
+        self._covars_ = cov
 
     def _prior(self) -> GaussianPrior:
         return GaussianPrior(min_covar=float(self.min_covar), means_prior=self.means_prior,
@@ -212,10 +222,10 @@ class GaussianHMM(_GaussianBase):
             self.means_ = kmeans(X, K, rng)
         if "covars" in init:
             cv = _data_covariance(X, float(self.min_covar))
-            if self.covariance_type == "diag":
-                self._covars_ = np.tile(np.diag(cv), (K, 1))
-            else:
-                self._covars_ = np.tile(cv, (K, 1, 1))
+            self._covars_ = {"diag": lambda: np.tile(np.diag(cv), (K, 1)),
+                             "spherical": lambda: np.full(K, np.diag(cv).mean()),
+                             "full": lambda: np.tile(cv, (K, 1, 1)),
+                             "tied": lambda: cv}[self.covariance_type]()
 
     def _m_step_emissions(self, emissions, stats, learn):
         sub = learn & {"means", "covars"}
@@ -230,7 +240,8 @@ class GaussianHMM(_GaussianBase):
         K, D = self.means_.shape
         n = K * D if "means" in params else 0
         if "covars" in params:
-            n += K * D if self.covariance_type == "diag" else K * D * (D + 1) // 2
+            n += {"diag": K * D, "spherical": K, "full": K * D * (D + 1) // 2,
+                  "tied": D * (D + 1) // 2}[self.covariance_type]
         return n
 
 
@@ -244,8 +255,9 @@ class GMMHMM(_GaussianBase):
 
     Attributes
     ----------
-    weights_ (K, n_mix), means_ (K, n_mix, D), covars_ (K, n_mix, D) for diag
-    or (K, n_mix, D, D) for full; plus the chain attributes of :class:`GaussianHMM`.
+    weights_ (K, n_mix), means_ (K, n_mix, D), covars_ (K, n_mix, D) for diag,
+    (K, n_mix) spherical, (K, n_mix, D, D) full, (K, D, D) tied (shared by a
+    state's mixtures); plus the chain attributes of :class:`GaussianHMM`.
     """
 
     _emission_names = ("weights", "means", "covars")
@@ -364,10 +376,11 @@ class GMMHMM(_GaussianBase):
         if "means" in init:
             self.means_ = means
         if "covars" in init:
-            if self.covariance_type == "diag":
-                self._covars_ = np.ascontiguousarray(np.diagonal(covs, axis1=2, axis2=3))
-            else:
-                self._covars_ = covs
+            diag = np.ascontiguousarray(np.diagonal(covs, axis1=2, axis2=3))
+            self._covars_ = {"diag": lambda: diag,
+                             "spherical": lambda: diag.mean(axis=2),
+                             "full": lambda: covs,
+                             "tied": lambda: covs.mean(axis=1)}[self.covariance_type]()
 
     def _m_step_emissions(self, emissions, stats, learn):
         sub = learn & {"weights", "means", "covars"}
@@ -383,5 +396,6 @@ class GMMHMM(_GaussianBase):
         n = K * (M - 1) if "weights" in params else 0
         n += K * M * D if "means" in params else 0
         if "covars" in params:
-            n += K * M * D if self.covariance_type == "diag" else K * M * D * (D + 1) // 2
+            n += {"diag": K * M * D, "spherical": K * M, "full": K * M * D * (D + 1) // 2,
+                  "tied": K * D * (D + 1) // 2}[self.covariance_type]
         return n

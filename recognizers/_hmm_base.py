@@ -24,12 +24,13 @@ Differences from hmmlearn (deliberate):
   only at initialisation);
 * the monitored objective includes the log prior of the parameters (it is the
   log-likelihood with the default flat priors), so it never decreases;
-* no scikit-learn dependency: k-means++ seeding plus Lloyd iterations
-  initialise Gaussian means.
+* Gaussian means start from scikit-learn's k-means (best of 10 k-means++
+  starts), as hmmlearn's do.
 """
 from __future__ import annotations
 
 import inspect
+import logging
 import numbers
 import warnings
 from typing import Any, ClassVar
@@ -42,8 +43,12 @@ from recognizers.modelling.em import ConvergenceMonitor, ConvergenceWarning, che
 
 __all__ = ["BaseHMM", "parse_param_names", "kmeans"]
 
+#: hmmlearn reports initialisation notices through logging, not warnings; so do we.
+_logger = logging.getLogger("recognizers.hmm")
+
 _LETTERS = {"s": "startprob", "t": "transmat", "e": "emissionprob", "m": "means",
             "c": "covars", "w": "weights"}
+_CODES = {name: letter for letter, name in _LETTERS.items()}
 
 
 def parse_param_names(value, allowed, name: str) -> frozenset:
@@ -70,35 +75,30 @@ def parse_param_names(value, allowed, name: str) -> frozenset:
     return frozenset(items)
 
 
-def kmeans(X, k: int, rng, n_iter: int = 20, max_points: int = 20000) -> np.ndarray:
-    """k-means++ seeding plus Lloyd iterations on (a subsample of) ``X``; (k, D) centres."""
+def kmeans(X, k: int, rng, n_iter: int = 20, max_points: int = 20000,
+           n_init: int = 10) -> np.ndarray:
+    """(k, D) centres by scikit-learn's k-means (k-means++, best of ``n_init``)
+    on (a subsample of) ``X``; best-of-several makes the initial means, and so
+    the EM optimum reached, independent of the order of the sequences."""
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
+
     X = np.asarray(X, dtype=np.float64)
     if X.shape[0] > max_points:
         X = X[rng.choice(X.shape[0], max_points, replace=False)]
     n = X.shape[0]
     if n == 0:
         raise ValueError("cannot initialise means from an empty X")
-    centres = np.empty((k, X.shape[1]))
-    centres[0] = X[rng.integers(n)]
-    d2 = ((X - centres[0]) ** 2).sum(axis=1)
-    for i in range(1, k):
-        tot = d2.sum()
-        j = rng.choice(n, p=d2 / tot) if tot > 0 else rng.integers(n)
-        centres[i] = X[j]
-        d2 = np.minimum(d2, ((X - centres[i]) ** 2).sum(axis=1))
-    sq = (X * X).sum(axis=1)
-    for _ in range(n_iter):
-        dist = sq[:, None] - 2.0 * X @ centres.T + (centres * centres).sum(axis=1)
-        lab = dist.argmin(axis=1)
-        counts = np.bincount(lab, minlength=k)
-        sums = np.zeros_like(centres)
-        np.add.at(sums, lab, X)
-        new = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], centres)
-        if np.allclose(new, centres):
-            centres = new
-            break
-        centres = new
-    return centres
+    if n < k:  # fewer points than clusters: repeat points, as k-means++ would
+        return X[rng.integers(n, size=k)].copy()
+    # One thread: k-means on at most max_points is quick, and OpenMP threads
+    # spinning against a busy machine made it 20x slower.
+    with warnings.catch_warnings(), threadpool_limits(1):
+        # Duplicate points (fewer distinct points than k) only mean repeated centres.
+        warnings.simplefilter("ignore")
+        km = KMeans(n_clusters=k, n_init=n_init, max_iter=max(n_iter, 1),
+                    random_state=int(rng.integers(2 ** 31 - 1))).fit(X)
+    return np.ascontiguousarray(km.cluster_centers_)
 
 
 def _log(p) -> np.ndarray:
@@ -178,7 +178,7 @@ class BaseHMM:
 
     def _validate_hyperparams(self) -> None:
         _check_int(self.n_components, "n_components", 1)
-        _check_int(self.n_iter, "n_iter", 1)
+        _check_int(self.n_iter, "n_iter", 0)
         _check_int(self.n_init, "n_init", 1)
         if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) \
                 or not self.tol >= 0:
@@ -257,6 +257,24 @@ class BaseHMM:
                              % (emissions.n_components, K))
         return emissions
 
+    # -- convergence monitor ---------------------------------------------------------
+    @property
+    def monitor_(self) -> ConvergenceMonitor:
+        """The EM convergence monitor (hmmlearn's ``monitor_``: ``history``,
+        ``iter``, ``converged``).  Replace it before ``fit`` with a subclass to
+        change the stopping rule; ``fit`` then reports every iteration to it."""
+        try:
+            return self._monitor
+        except AttributeError:
+            self._monitor = ConvergenceMonitor(self.tol, self.n_iter, bool(self.verbose))
+            self._monitor_is_users = False
+            return self._monitor
+
+    @monitor_.setter
+    def monitor_(self, monitor) -> None:
+        self._monitor = monitor
+        self._monitor_is_users = True
+
     # -- parameter snapshots (for random restarts) -------------------------------
     def _param_values(self) -> dict[str, Any]:
         out = {}
@@ -270,6 +288,17 @@ class BaseHMM:
     def _set_param_values(self, values: dict[str, Any]) -> None:
         for name, value in values.items():
             setattr(self, name + "_", value)
+
+    def _restore_param_values(self, values: dict[str, Any]) -> None:
+        """Back to a snapshot, unsetting parameters the snapshot did not have."""
+        for name in ("startprob", "transmat") + self._emission_names:
+            if name not in values:
+                self._unset_param(name)
+        self._set_param_values(values)
+
+    def _unset_param(self, name: str) -> None:
+        for attr in ("_" + name, "_" + name + "_"):
+            self.__dict__.pop(attr, None)
 
     # -- inference ------------------------------------------------------------------
     def _log_lik(self, X) -> np.ndarray:
@@ -354,17 +383,43 @@ class BaseHMM:
         return -2.0 * self.score(X, lengths) + self._n_parameters() * np.log(len(X))
 
     # -- learning -----------------------------------------------------------------
-    def _init(self, X, lengths, rng, init) -> None:
+    def _needs_init(self, name: str, init: frozenset) -> bool:
+        """hmmlearn's rule: initialise what ``init_params`` names (saying so when
+        that overwrites a value the user set) and whatever is not set yet."""
+        is_set = hasattr(self, name + "_")
+        if name in init:
+            if is_set and not getattr(self, "_quiet_init", False):
+                _logger.warning("Even though the %r attribute is set, it will be overwritten "
+                             "during initialization because 'init_params' contains %r",
+                             name + "_", _CODES.get(name, name))
+            return True
+        return not is_set
+
+    def _init(self, X, lengths=None) -> None:
+        """Initialise the parameters before EM (hmmlearn's extension hook).
+
+        Parameters named in ``init_params`` and parameters not set yet are
+        initialised; the others keep their values.  Subclasses may override it
+        with hmmlearn's signature; ``fit`` calls it once per restart.
+        """
+        X = self._validate_X(X, fit=True)
+        names = self._param_names()
+        init_params = parse_param_names(self.init_params, names, "init_params")
+        init = frozenset(n for n in ("startprob", "transmat") + self._emission_names
+                         if self._needs_init(n, init_params))
+        rng = getattr(self, "_init_rng", None)
+        if rng is None:
+            rng = check_random_state(self.random_state)
         K = int(self.n_components)
         if "startprob" in init:
             self.startprob_ = np.full(K, 1.0 / K)
         if "transmat" in init:
             self.transmat_ = np.full((K, K), 1.0 / K)
         self._init_emissions(X, lengths, rng, init)
-        for name in ("startprob", "transmat") + self._emission_names:
-            if name not in init and not hasattr(self, name + "_"):
-                raise ValueError("%s_ must be set before fit when %r is not in init_params"
-                                 % (name, name))
+        n_free = self._n_parameters()
+        if X.size < n_free and not getattr(self, "_quiet_init", False):
+            _logger.warning("Fitting a model with %d free scalar parameters with only %d data "
+                         "points will result in a degenerate solution.", n_free, X.size)
 
     def _log_prior_emissions(self, emissions) -> float:
         return 0.0
@@ -382,25 +437,36 @@ class BaseHMM:
         lens = np.diff(offsets)
         names = self._param_names()
         learn = parse_param_names(self.params, names, "params")
-        init = parse_param_names(self.init_params, names, "init_params")
         K = int(self.n_components)
         sp = _check_prior(self.startprob_prior, "startprob_prior", (K,))
         tp = _check_prior(self.transmat_prior, "transmat_prior", (K, K))
         rng = check_random_state(self.random_state)
+        # A monitor the user set decides when EM stops (hmmlearn's extension point).
+        users_monitor = getattr(self, "_monitor_is_users", False)
         saved = self._param_values()
         best = None
         best_values = None
-        for _ in range(int(self.n_init)):
-            self._set_param_values(saved)
-            self._init(X, lens, rng, init)
+        for restart in range(int(self.n_init)):
+            self._restore_param_values(saved)
+            self._init_rng, self._quiet_init = rng, restart > 0
+            try:
+                self._init(X, lens)
+            finally:
+                del self._init_rng, self._quiet_init
             self._check()
+            if int(self.n_iter) == 0:  # hmmlearn: initialise only
+                best = em.EMResult(self.startprob_, self.transmat_, self._emissions(), [],
+                                   -np.inf, False, 0) if best is None else best
+                best_values = self._param_values()
+                break
             res = em.baum_welch(
                 X, lens, self.startprob_, self.transmat_, self._emissions(),
                 m_step_emissions=lambda comp, stats: self._m_step_emissions(comp, stats, learn),
                 log_prior_emissions=self._log_prior_emissions,
                 learn_startprob="startprob" in learn, learn_transmat="transmat" in learn,
                 startprob_prior=sp, transmat_prior=tp, n_iter=int(self.n_iter),
-                tol=float(self.tol), verbose=bool(self.verbose), warn=False)
+                tol=float(self.tol), verbose=bool(self.verbose), warn=False,
+                monitor=self._monitor if users_monitor else None)
             if best is None or res.lower_bound > best.lower_bound:
                 best = res
                 self.startprob_ = res.startprob
@@ -408,14 +474,17 @@ class BaseHMM:
                 self._set_emissions(res.emissions)
                 best_values = self._param_values()
         self._set_param_values(best_values)
-        monitor = ConvergenceMonitor(self.tol, self.n_iter, False)
-        monitor.history = list(best.history)
-        self.monitor_ = monitor
+        if users_monitor:
+            self._monitor.history = type(self._monitor.history)(best.history)
+        else:
+            self._monitor = ConvergenceMonitor(self.tol, self.n_iter, False)
+            self._monitor.history = list(best.history)
+            self._monitor_is_users = False
         self.history_ = np.asarray(best.history)
         self.lower_bound_ = best.lower_bound
         self.converged_ = best.converged
         self.n_iter_ = best.n_iter
-        if not best.converged:
+        if not best.converged and int(self.n_iter) > 0:
             warnings.warn("%s: EM did not converge in n_iter=%d iterations (tol=%g); the "
                           "best of %d restart(s) is kept" % (type(self).__name__, self.n_iter,
                                                            self.tol, self.n_init),

@@ -640,6 +640,12 @@ class MultiCategoricalHMM(BaseHMM):
     def _set_emissions(self, emissions) -> None:
         self.emissions_ = emissions
 
+    def _unset_param(self, name: str) -> None:
+        if name == "emissionprob":
+            self.__dict__.pop("_emissions_obj", None)
+        else:
+            super()._unset_param(name)
+
     def _init_emissions(self, X, lengths, rng, init) -> None:
         nv = self._fit_n_values
         K = int(self.n_components)
@@ -750,6 +756,21 @@ class CategoricalHMM(MultiCategoricalHMM):
 
     def _validate_hyperparams(self) -> None:
         super()._validate_hyperparams()
+
+    def _check_and_set_n_features(self, X) -> None:
+        """hmmlearn's check: non-negative integer symbols within ``n_features``
+        (set from the data's largest symbol when ``n_features`` is None)."""
+        X = np.asarray(X)
+        if not np.issubdtype(X.dtype, np.integer):
+            raise ValueError("Symbols should be integers")
+        if X.size and X.min() < 0:
+            raise ValueError("Symbols should be nonnegative")
+        if self.n_features is not None:
+            if X.size and self.n_features - 1 < X.max():
+                raise ValueError("Largest symbol is %d but the model only emits symbols up "
+                                 "to %d" % (X.max(), self.n_features - 1))
+        elif X.size:
+            self.n_features = int(X.max()) + 1
 
     def _check(self):
         em = super()._check()

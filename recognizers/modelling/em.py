@@ -87,6 +87,11 @@ class ConvergenceMonitor:
     def iter(self) -> int:
         return len(self.history)
 
+    def _reset(self) -> None:
+        """Forget the history (hmmlearn's name; ``fit`` calls it before EM)."""
+        self.history = []
+        self.decreases = []
+
     def report(self, objective: float) -> None:
         if self.history:
             prev = self.history[-1]
@@ -164,7 +169,7 @@ def baum_welch(X, lengths, startprob, transmat, emissions, *,
                learn_startprob: bool = True, learn_transmat: bool = True,
                startprob_prior=1.0, transmat_prior=1.0,
                n_iter: int = 10, tol: float = 1e-2, verbose: bool = False,
-               warn: bool = True) -> EMResult:
+               warn: bool = True, monitor=None) -> EMResult:
     """Run EM from the given parameters.
 
     Parameters
@@ -179,6 +184,9 @@ def baum_welch(X, lengths, startprob, transmat, emissions, *,
     startprob_prior, transmat_prior : Dirichlet concentrations (scalar or array)
     n_iter, tol, verbose : stopping rule and progress on stderr
     warn : issue :class:`ConvergenceWarning` when ``n_iter`` is reached first
+    monitor : a :class:`ConvergenceMonitor` (or an hmmlearn-style subclass with
+        ``_reset``, ``report`` and ``converged``) that decides when to stop;
+        by default a new one with ``tol``, ``n_iter`` and ``verbose``
 
     Returns
     -------
@@ -192,7 +200,10 @@ def baum_welch(X, lengths, startprob, transmat, emissions, *,
     starts = sequence_starts(offsets)
     ll_buf = np.empty((n, K))
     post_buf = np.empty((n, K))
-    monitor = ConvergenceMonitor(tol, n_iter, verbose)
+    if monitor is None:
+        monitor = ConvergenceMonitor(tol, n_iter, verbose)
+    else:
+        monitor._reset()
 
     def objective_prior(pi, A, em):
         return (dirichlet_log_prior(pi, startprob_prior) + dirichlet_log_prior(A, transmat_prior)
@@ -219,7 +230,8 @@ def baum_welch(X, lengths, startprob, transmat, emissions, *,
     final = chain.log_likelihood(_log(startprob), _log(transmat),
                                  emissions.log_likelihood(X, out=ll_buf), lengths)
     lower_bound = final + objective_prior(startprob, transmat, emissions)
-    monitor_final_check(monitor, lower_bound)
+    if isinstance(monitor, ConvergenceMonitor):
+        monitor_final_check(monitor, lower_bound)
     converged = monitor.converged
     if not converged and warn:
         last = (monitor.history[-1] - monitor.history[-2]) if len(monitor.history) > 1 else None
@@ -227,7 +239,7 @@ def baum_welch(X, lengths, startprob, transmat, emissions, *,
                       "raise n_iter or tol" % (n_iter, "n/a" if last is None else "%.4g" % last,
                                                tol), ConvergenceWarning, stacklevel=3)
     return EMResult(startprob, transmat, emissions, list(monitor.history), float(lower_bound),
-                    bool(converged), monitor.iter)
+                    bool(converged), len(monitor.history))
 
 
 def monitor_final_check(monitor: ConvergenceMonitor, lower_bound: float) -> None:

@@ -1,5 +1,5 @@
-"""Continuous emission components for chain models: Gaussian (diagonal, full) and
-Gaussian mixtures per state.
+"""Continuous emission components for chain models: Gaussian (diagonal, spherical,
+full, tied) and Gaussian mixtures per state.
 
 Every component has the shape of :class:`recognizers.hmm.CategoricalEmissions`
 so the EM and sampling code never branches on the emission family:
@@ -54,6 +54,9 @@ __all__ = [
     "GaussianStats",
     "DiagGaussianEmissions",
     "FullGaussianEmissions",
+    "SphericalGaussianEmissions",
+    "TiedGaussianEmissions",
+    "COVARIANCE_TYPES",
     "GMMPrior",
     "GMMStats",
     "GMMEmissions",
@@ -235,14 +238,25 @@ class GaussianStats:
     obs2: np.ndarray
 
 
+def _tied_sum(x, n_lead: int):
+    """Sum over the last leading ("component") axis: the components sharing one matrix."""
+    return x.sum(axis=n_lead - 1)
+
+
 def _gaussian_update(post, obs, obs2, old_means, old_covars, prior: GaussianPrior, learn,
-                     full: bool):
+                     covariance_type: str):
     """Means and covariances from weighted sums; shared by the HMM and GMM components.
 
-    Leading axes of the arrays are "components" (states, or state-mixtures
-    flattened); ``post`` has the leading shape only.
+    Leading axes of ``post`` are "components" (states, or states x mixtures);
+    ``obs`` adds the feature axis and ``obs2`` holds squares ("diag",
+    "spherical") or outer products ("full", "tied").  "spherical" is the mean
+    of the diagonal update over the features and "tied" pools the scatter of the
+    components along the last leading axis; both are the exact maximisers of
+    ``Q + log_prior`` for their constraint (the denominators do not depend on
+    the feature, resp. the prior enters once per shared matrix).
     """
     D = obs.shape[-1]
+    n_lead = post.ndim
     denom = post[..., None]
     mw = np.asarray(prior.means_weight, dtype=np.float64)
     mp = np.asarray(prior.means_prior, dtype=np.float64)
@@ -253,56 +267,76 @@ def _gaussian_update(post, obs, obs2, old_means, old_covars, prior: GaussianPrio
             new = (mw * mp + obs) / (mw + denom)
         means = np.where(occupied[..., None], new, old_means)
     covars = old_covars.copy()
-    if "covars" in learn:
-        meandiff = means - mp
-        cp = np.asarray(prior.covars_prior, dtype=np.float64)
-        cw = np.asarray(prior.covars_weight, dtype=np.float64)
-        if not full:
-            c_n = mw * meandiff ** 2 + obs2 - 2.0 * means * obs + means ** 2 * denom
-            c_d = np.maximum(cw - 1.0, 0.0) + denom
-            with np.errstate(invalid="ignore", divide="ignore"):
-                new = (cp + c_n) / c_d
-            ok = occupied[..., None] & (c_d > 0)
-            covars = np.where(ok, _floor_diag(new, prior.min_covar), old_covars)
-        else:
-            outer_mo = np.einsum("...i,...j->...ij", obs, means)
-            c_n = mw * np.einsum("...i,...j->...ij", meandiff, meandiff)
-            c_n = (c_n + obs2 - outer_mo - np.swapaxes(outer_mo, -1, -2)
-                   + np.einsum("...i,...j->...ij", means, means) * post[..., None, None])
-            c_d = np.maximum(cw - D, 0.0) + post
-            flat_new = (cp + c_n).reshape(-1, D, D)
-            flat_old = old_covars.reshape(-1, D, D)
-            flat_cd = np.broadcast_to(c_d, post.shape).reshape(-1)
-            flat_occ = occupied.reshape(-1)
-            out = flat_old.copy()
-            for i in range(flat_new.shape[0]):
-                if flat_occ[i] and flat_cd[i] > 0:
-                    out[i] = _floor_full(flat_new[i] / flat_cd[i], prior.min_covar)
-            covars = out.reshape(old_covars.shape)
-    return means, covars
+    if "covars" not in learn:
+        return means, covars
+    meandiff = means - mp
+    cp = np.asarray(prior.covars_prior, dtype=np.float64)
+    cw = np.asarray(prior.covars_weight, dtype=np.float64)
+    if covariance_type in ("diag", "spherical"):
+        c_n = mw * meandiff ** 2 + obs2 - 2.0 * means * obs + means ** 2 * denom
+        c_d = np.maximum(cw - 1.0, 0.0) + denom
+        with np.errstate(invalid="ignore", divide="ignore"):
+            new = (cp + c_n) / c_d
+        ok = occupied[..., None] & (c_d > 0)
+        if covariance_type == "diag":
+            return means, np.where(ok, _floor_diag(new, prior.min_covar), old_covars)
+        new = np.where(ok, new, 0.0).mean(axis=-1)
+        return means, np.where(ok[..., 0], _floor_diag(new, prior.min_covar), old_covars)
+    outer_mo = np.einsum("...i,...j->...ij", obs, means)
+    c_n = mw * np.einsum("...i,...j->...ij", meandiff, meandiff)
+    c_n = (c_n + obs2 - outer_mo - np.swapaxes(outer_mo, -1, -2)
+           + np.einsum("...i,...j->...ij", means, means) * post[..., None, None])
+    if covariance_type == "tied":
+        # Empty components contribute zero scatter (their weighted sums are 0).
+        c_n = _tied_sum(np.where(occupied[..., None, None], c_n, 0.0), n_lead)
+        post = _tied_sum(post, n_lead)
+        occupied = post > EMPTY_WEIGHT
+    c_d = np.maximum(cw - D, 0.0) + post
+    flat_new = (cp + c_n).reshape(-1, D, D)
+    flat_old = old_covars.reshape(-1, D, D)
+    flat_cd = np.broadcast_to(c_d, post.shape).reshape(-1)
+    flat_occ = occupied.reshape(-1)
+    out = flat_old.copy()
+    for i in range(flat_new.shape[0]):
+        if flat_occ[i] and flat_cd[i] > 0:
+            out[i] = _floor_full(flat_new[i] / flat_cd[i], prior.min_covar)
+    return means, out.reshape(old_covars.shape)
 
 
-def _gaussian_log_prior(means, covars, prior: GaussianPrior, full: bool) -> float:
-    """Sum over components of the log prior density (up to a constant)."""
+def _gaussian_log_prior(means, covars, prior: GaussianPrior, covariance_type: str) -> float:
+    """Sum over components of the log prior density (up to a constant).
+
+    For "tied" the covariance terms enter once per shared matrix and the
+    means' Normal terms once per component.
+    """
     D = means.shape[-1]
     mw = np.asarray(prior.means_weight, dtype=np.float64)
     mp = np.asarray(prior.means_prior, dtype=np.float64)
     cp = np.asarray(prior.covars_prior, dtype=np.float64)
     cw = np.asarray(prior.covars_weight, dtype=np.float64)
     d = means - mp
-    if not full:
+    if covariance_type in ("diag", "spherical"):
+        var = covars if covariance_type == "diag" else covars[..., None]
         c = np.maximum(cw - 1.0, 0.0)
-        return float(np.sum(-0.5 * mw * d ** 2 / covars - 0.5 * cp / covars
-                            - 0.5 * c * np.log(covars)))
+        return float(np.sum(-0.5 * mw * d ** 2 / var - 0.5 * cp / var
+                            - 0.5 * c * np.log(np.broadcast_to(var, d.shape))))
     flat = covars.reshape(-1, D, D)
     inv = np.linalg.inv(flat)
-    B = np.broadcast_to(cp if cp.ndim else cp * np.ones((D, D)), covars.shape).reshape(-1, D, D)
-    tr = np.einsum("nij,nji->n", B, inv)
-    dd = np.broadcast_to(d, means.shape).reshape(-1, D)
-    quad = np.einsum("ni,nij,nj->n", dd, inv, dd)
+    B = cp if cp.ndim else cp * np.ones((D, D))
+    tr = np.einsum("ij,nji->n", B, inv) if B.ndim == 2 else np.einsum(
+        "nij,nji->n", np.broadcast_to(B, covars.shape).reshape(-1, D, D), inv)
     _, logdet = np.linalg.slogdet(flat)
     c = max(float(cw) - D, 0.0)
-    return float(np.sum(-0.5 * float(mw) * quad - 0.5 * tr - 0.5 * c * logdet))
+    if covariance_type == "tied":
+        # One matrix per group of components along the last leading axis.
+        inv_per = inv.reshape(covars.shape)
+        inv_c = inv_per[..., None, :, :]
+        quad = np.einsum("...i,...ij,...j->...", d, np.broadcast_to(
+            inv_c, d.shape[:-1] + (D, D)), d)
+    else:
+        dd = np.broadcast_to(d, means.shape).reshape(-1, D)
+        quad = np.einsum("ni,nij,nj->n", dd, inv, dd)
+    return float(-0.5 * float(mw) * np.sum(quad) + np.sum(-0.5 * tr - 0.5 * c * logdet))
 
 
 # --------------------------------------------------------------------------- Gaussian
@@ -334,9 +368,14 @@ class DiagGaussianEmissions:
             raise ValueError("covars must be finite and positive")
         self.means = means
         self.covars = covars
-        D = means.shape[1]
-        self._prec = 1.0 / covars
-        self._logc = -0.5 * (D * _LOG_2PI + np.log(covars).sum(axis=1))
+        self._set_variances(covars)
+
+    def _set_variances(self, variances) -> None:
+        """(K, D) variances the kernel uses (the spherical subclass expands its own)."""
+        D = self.means.shape[1]
+        self._variances = variances
+        self._prec = 1.0 / variances
+        self._logc = -0.5 * (D * _LOG_2PI + np.log(variances).sum(axis=1))
 
     @property
     def n_components(self) -> int:
@@ -372,16 +411,16 @@ class DiagGaussianEmissions:
     def m_step(self, stats: GaussianStats, prior: GaussianPrior = GaussianPrior(),
                learn=frozenset({"means", "covars"})) -> "DiagGaussianEmissions":
         means, covars = _gaussian_update(stats.post, stats.obs, stats.obs2, self.means,
-                                         self.covars, prior, learn, full=False)
+                                         self.covars, prior, learn, self.covariance_type)
         return type(self)(means, covars)
 
     def log_prior(self, prior: GaussianPrior = GaussianPrior()) -> float:
-        return _gaussian_log_prior(self.means, self.covars, prior, full=False)
+        return _gaussian_log_prior(self.means, self.covars, prior, self.covariance_type)
 
     def sample(self, states, rng) -> np.ndarray:
         states = np.asarray(states, dtype=np.int64)
         z = rng.standard_normal((states.size, self.n_features))
-        return self.means[states] + np.sqrt(self.covars[states]) * z
+        return self.means[states] + np.sqrt(self._variances[states]) * z
 
 
 class FullGaussianEmissions:
@@ -411,6 +450,7 @@ class FullGaussianEmissions:
             raise ValueError("full covars must be symmetric")
         self.means = means
         self.covars = covars
+        self._full_covars = covars
         self._inv_chol, self._logdet = _chol_full(covars)
 
     @property
@@ -449,26 +489,99 @@ class FullGaussianEmissions:
     def m_step(self, stats: GaussianStats, prior: GaussianPrior = GaussianPrior(),
                learn=frozenset({"means", "covars"})) -> "FullGaussianEmissions":
         means, covars = _gaussian_update(stats.post, stats.obs, stats.obs2, self.means,
-                                         self.covars, prior, learn, full=True)
+                                         self.covars, prior, learn, self.covariance_type)
         return type(self)(means, covars)
 
     def log_prior(self, prior: GaussianPrior = GaussianPrior()) -> float:
-        return _gaussian_log_prior(self.means, self.covars, prior, full=True)
+        return _gaussian_log_prior(self.means, self.covars, prior, self.covariance_type)
 
     def sample(self, states, rng) -> np.ndarray:
         states = np.asarray(states, dtype=np.int64)
-        L = np.linalg.cholesky(self.covars)
+        L = np.linalg.cholesky(self._full_covars)
         z = rng.standard_normal((states.size, self.n_features))
         return self.means[states] + np.einsum("nij,nj->ni", L[states], z)
 
 
+class SphericalGaussianEmissions(DiagGaussianEmissions):
+    """One Gaussian per state with a single variance (``covars`` (K,)).
+
+    The likelihood kernel is the diagonal one with the variance repeated over
+    the features.
+    """
+
+    covariance_type = "spherical"
+
+    def __init__(self, means, covars):
+        means = np.ascontiguousarray(means, dtype=np.float64)
+        covars = np.ascontiguousarray(covars, dtype=np.float64)
+        if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
+            raise ValueError("means must have shape (n_components, n_features), got %s"
+                             % (means.shape,))
+        if covars.shape != means.shape[:1]:
+            raise ValueError("spherical covars must have shape (%d,), got %s"
+                             % (means.shape[0], covars.shape))
+        super().__init__(means, np.repeat(covars[:, None], means.shape[1], axis=1))
+        self.covars = covars
+
+    def n_parameters(self) -> int:
+        return self.means.size + self.means.shape[0]
+
+
+class TiedGaussianEmissions(FullGaussianEmissions):
+    """One Gaussian per state, all states sharing one full covariance (``covars`` (D, D))."""
+
+    covariance_type = "tied"
+
+    def __init__(self, means, covars):
+        means = np.ascontiguousarray(means, dtype=np.float64)
+        covars = np.ascontiguousarray(covars, dtype=np.float64)
+        if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
+            raise ValueError("means must have shape (n_components, n_features), got %s"
+                             % (means.shape,))
+        K, D = means.shape
+        if covars.shape != (D, D):
+            raise ValueError("tied covars must have shape (%d, %d), got %s"
+                             % (D, D, covars.shape))
+        super().__init__(means, np.broadcast_to(covars, (K, D, D)))
+        self.covars = covars
+
+    def n_parameters(self) -> int:
+        K, D = self.means.shape
+        return K * D + D * (D + 1) // 2
+
+    def log_likelihood(self, X, out=None) -> np.ndarray:
+        # One shared whitening: |P(x - m_k)|^2 = |z|^2 - 2 z.w_k + |w_k|^2 with z = P(x - c),
+        # w_k = P(m_k - c), one (T, D) x (D, K) product instead of K whitenings.
+        # Centring on c (the mean of the means) keeps the cancellation small.
+        X = self.check_X(X)
+        out = _out(out, X.shape[0], self.n_components)
+        P = self._inv_chol[0]
+        c = self.means.mean(axis=0)
+        Z = (X - c) @ P.T
+        W = (self.means - c) @ P.T
+        np.matmul(Z, -2.0 * W.T, out=out)
+        out += np.einsum("ij,ij->i", Z, Z)[:, None]
+        out += np.einsum("ij,ij->i", W, W)[None, :]
+        np.maximum(out, 0.0, out=out)  # a squared distance, whatever the rounding
+        out *= -0.5
+        out -= 0.5 * (self.n_features * _LOG_2PI + self._logdet[0])
+        return out
+
+
+_GAUSSIAN_TYPES = {"diag": DiagGaussianEmissions, "full": FullGaussianEmissions,
+                   "spherical": SphericalGaussianEmissions, "tied": TiedGaussianEmissions}
+COVARIANCE_TYPES = tuple(_GAUSSIAN_TYPES)
+
+
 def make_gaussian_emissions(means, covars, covariance_type: str):
-    """The Gaussian component for ``covariance_type`` ("diag" or "full")."""
-    if covariance_type == "diag":
-        return DiagGaussianEmissions(means, covars)
-    if covariance_type == "full":
-        return FullGaussianEmissions(means, covars)
-    raise ValueError("covariance_type must be 'diag' or 'full', got %r" % (covariance_type,))
+    """The Gaussian component for ``covariance_type`` ("diag", "full", "spherical", "tied")."""
+    try:
+        cls = _GAUSSIAN_TYPES[covariance_type]
+    except (KeyError, TypeError):
+        raise ValueError("covariance_type must be one of %s, got %r"
+                         % (", ".join(repr(t) for t in COVARIANCE_TYPES),
+                            covariance_type)) from None
+    return cls(means, covars)
 
 
 # --------------------------------------------------------------------------- mixtures
@@ -510,8 +623,9 @@ class GMMEmissions:
     ----------
     weights : (K, M), rows sum to 1
     means : (K, M, D)
-    covars : (K, M, D) for "diag", (K, M, D, D) for "full"
-    covariance_type : "diag" or "full"
+    covars : (K, M, D) for "diag", (K, M) for "spherical", (K, M, D, D) for "full",
+        (K, D, D) for "tied" (one matrix per state, shared by its mixtures)
+    covariance_type : "diag", "spherical", "full" or "tied"
     """
 
     def __init__(self, weights, means, covars, covariance_type: str = "diag"):
@@ -529,8 +643,18 @@ class GMMEmissions:
         if not np.allclose(weights.sum(axis=1), 1.0, rtol=0, atol=1e-8):
             raise ValueError("weights rows must sum to 1 (got %s)" % weights.sum(axis=1))
         self.covariance_type = covariance_type
-        flat_c = covars.reshape((K * M,) + covars.shape[2:])
-        self._gauss = make_gaussian_emissions(means.reshape(K * M, D), flat_c, covariance_type)
+        if covariance_type == "tied":
+            # One matrix per state shared by its mixtures: the likelihood is the
+            # full kernel with the matrix repeated for every mixture.
+            if covars.shape != (K, D, D):
+                raise ValueError("tied covars must have shape (%d, %d, %d), got %s"
+                                 % (K, D, D, covars.shape))
+            self._gauss = FullGaussianEmissions(means.reshape(K * M, D),
+                                                np.repeat(covars, M, axis=0))
+        else:
+            flat_c = covars.reshape((K * M,) + covars.shape[2:])
+            self._gauss = make_gaussian_emissions(means.reshape(K * M, D), flat_c,
+                                                  covariance_type)
         self.weights = weights
         self.means = means
         self.covars = covars
@@ -550,8 +674,10 @@ class GMMEmissions:
         return self.means.shape[2]
 
     def n_parameters(self) -> int:
-        K, M, _ = self.means.shape
-        return K * (M - 1) + self._gauss.n_parameters()
+        K, M, D = self.means.shape
+        n_cov = {"diag": K * M * D, "spherical": K * M, "full": K * M * D * (D + 1) // 2,
+                 "tied": K * D * (D + 1) // 2}[self.covariance_type]
+        return K * (M - 1) + K * M * D + n_cov
 
     def check_X(self, X) -> np.ndarray:
         return _check_X(X, self.n_features)
@@ -568,7 +694,8 @@ class GMMEmissions:
 
     def init_stats(self) -> GMMStats:
         K, M, D = self.means.shape
-        obs2 = np.zeros((K, M, D)) if self.covariance_type == "diag" else np.zeros((K, M, D, D))
+        obs2 = (np.zeros((K, M, D)) if self.covariance_type in ("diag", "spherical")
+                else np.zeros((K, M, D, D)))
         return GMMStats(np.zeros(K), np.zeros((K, M)), np.zeros((K, M, D)), obs2)
 
     def accumulate(self, stats: GMMStats, X, posterior) -> None:
@@ -580,7 +707,7 @@ class GMMEmissions:
         stats.post += post.sum(axis=0)
         stats.mix += resp.sum(axis=0).reshape(K, M)
         stats.obs += (resp.T @ X).reshape(K, M, D)
-        if self.covariance_type == "diag":
+        if self.covariance_type in ("diag", "spherical"):
             stats.obs2 += (resp.T @ (X * X)).reshape(K, M, D)
         else:
             for c in range(K * M):
@@ -598,9 +725,9 @@ class GMMEmissions:
                 new = num / tot
             weights = np.where((stats.post[:, None] > EMPTY_WEIGHT) & (tot > 0), new,
                                self.weights)
-        full = self.covariance_type == "full"
         means, covars = _gaussian_update(stats.mix, stats.obs, stats.obs2, self.means,
-                                         self.covars, prior.gaussian, learn, full=full)
+                                         self.covars, prior.gaussian, learn,
+                                         self.covariance_type)
         return type(self)(weights, means, covars, self.covariance_type)
 
     def log_prior(self, prior: GMMPrior = GMMPrior()) -> float:
@@ -609,7 +736,7 @@ class GMMEmissions:
         pos = self.weights > 0
         lp = float(np.sum((alpha - 1.0)[pos] * np.log(self.weights[pos])))
         return lp + _gaussian_log_prior(self.means, self.covars, prior.gaussian,
-                                        full=self.covariance_type == "full")
+                                        self.covariance_type)
 
     def sample(self, states, rng) -> np.ndarray:
         states = np.asarray(states, dtype=np.int64)

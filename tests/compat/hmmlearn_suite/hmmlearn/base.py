@@ -1,0 +1,3 @@
+from recognizers.modelling.em import ConvergenceMonitor  # noqa: F401
+
+DECODER_ALGORITHMS = frozenset(("viterbi", "map"))

@@ -1,0 +1,1 @@
+from recognizers.hmm import GMMHMM, CategoricalHMM, GaussianHMM  # noqa: F401
