@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from tqdm import tqdm
@@ -12,6 +13,16 @@ from host.link import SerialLink, check_port
 from host.recording import RecorderThread
 
 INFO_TIMEOUT_S = 3.0
+
+
+def _set_session(recorder, info: dict | None) -> bool:
+    """Write the walker's identity and calibration as soon as its INFO has arrived."""
+    if info is None:
+        return False
+    walker_id = info["walker_id"]
+    recorder.put_session(walker_id=walker_id, firmware_version=info["firmware_version"],
+                         calibration=calibration_for(walker_id).to_json())
+    return True
 
 
 def record_session(port: str, out_path, duration_s: float, *, subject_id: str = "",
@@ -48,12 +59,7 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
             bar.set_postfix(frames=link.frames, gaps=link.decoder.frames.seq_gaps,
                             crc=link.decoder.frames.crc_errors, refresh=False)
             bar.refresh()
-            if not session_set and link.info is not None:
-                walker_id = link.info["walker_id"]
-                recorder.put_session(walker_id=walker_id,
-                                     firmware_version=link.info["firmware_version"],
-                                     calibration=calibration_for(walker_id).to_json())
-                session_set = True
+            session_set = session_set or _set_session(recorder, link.info)
             if not session_set and time.monotonic() - t0 > INFO_TIMEOUT_S and link.frames == 0:
                 raise UserError("no frames from %s within %.0f s: is it a WalkerLab walker?"
                                 % (port, INFO_TIMEOUT_S))
@@ -62,5 +68,14 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
     finally:
         bar.close()
         link.close()
+        session_set = session_set or _set_session(recorder, link.info)  # a late INFO
         recorder.close()
-    return link.health()
+        if link.frames == 0 and sys.exc_info()[0] is not None:
+            # Failed before anything arrived: leave nothing that would block a retry.
+            try:
+                os.unlink(out_path)
+            except OSError:
+                pass
+    health = link.health()
+    health["info_received"] = session_set
+    return health

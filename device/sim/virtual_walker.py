@@ -138,6 +138,7 @@ class FaultConfig:
     stall_duration_s: float = 3.0  # ... for this long, then resumes
     disconnect_every_s: float = 0.0  # the USB cable is pulled this often (0: never) ...
     disconnect_duration_s: float = 1.0  # ... and plugged back in after this long
+    corrupt_first_info: int = 0  # the first N INFO frames sent get one payload bit flipped
     seed: int = 0
 
 
@@ -150,12 +151,31 @@ class FaultInjector:
         self.rng = np.random.default_rng(config.seed)
         self.bits_flipped = 0
         self.bytes_dropped = 0
+        self.infos_corrupted = 0
         self.clean_log = bytearray() if keep_log else None
         self.touched_log = bytearray() if keep_log else None
+
+    _INFO_HEAD = bytes((wire.SYNC0, wire.SYNC1, wire.PROTOCOL_VERSION, wire.INFO))
+
+    def _corrupt_info(self, data: bytes, touched: np.ndarray) -> bytes:
+        """The worst case for identity: the walker's INFO answers are hit."""
+        pos = data.find(self._INFO_HEAD)
+        while pos >= 0 and self.infos_corrupted < self.config.corrupt_first_info:
+            at = pos + wire.HEADER_LEN + 3  # inside the walker id
+            if at < len(data):
+                data = data[:at] + bytes((data[at] ^ 0x01,)) + data[at + 1:]
+                touched[at] = 1
+                self.infos_corrupted += 1
+                self.bits_flipped += 1
+            pos = data.find(self._INFO_HEAD, pos + 1)
+        return data
 
     def apply(self, data: bytes) -> bytes:
         c = self.config
         touched = np.zeros(len(data), dtype=np.uint8)
+        clean = data
+        if data and self.infos_corrupted < c.corrupt_first_info:
+            data = self._corrupt_info(data, touched)
         if data and (c.corrupt_rate > 0 or c.drop_rate > 0):
             buf = np.frombuffer(data, dtype=np.uint8).copy()
             if c.corrupt_rate > 0:
@@ -174,7 +194,7 @@ class FaultInjector:
         else:
             out = data
         if self.clean_log is not None:
-            self.clean_log += data
+            self.clean_log += clean
             self.touched_log += touched.tobytes()
         return out
 

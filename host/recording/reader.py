@@ -317,6 +317,9 @@ class Recording:
             "raw_bytes": int(self.raw_size),
             "label_tracks": sorted(self.labels),
             "closed_cleanly": self.closed_cleanly,
+            # The walker's INFO frame (identity, rates) never arrived and no
+            # calibration was attached: physical units are nominal guesses.
+            "walker_info_missing": self.info is None and not self.calibration,
         }
 
 

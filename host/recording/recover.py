@@ -37,7 +37,14 @@ class RecoverReport:
     counters: dict
 
 
-def _rebuild(f: h5py.File, path: str) -> RecoverReport:
+def _attach_calibration(f: h5py.File, calibration) -> None:
+    """Session attributes from a calibration (when the walker's INFO never arrived)."""
+    f.attrs["calibration"] = calibration.to_json()
+    if calibration.walker_id:
+        f.attrs["walker_id"] = calibration.walker_id
+
+
+def _rebuild(f: h5py.File, path: str, calibration=None) -> RecoverReport:
     if L.SERIAL_BYTES not in f or L.SERIAL_CHUNKS not in f:
         raise RecordingFormatError("%s: no raw byte log to recover from" % path)
     before = f[L.SAMPLES + "/seq"].shape[0] if L.SAMPLES + "/seq" in f else 0
@@ -46,6 +53,8 @@ def _rebuild(f: h5py.File, path: str) -> RecoverReport:
             del f[p]
     f.attrs["timestamps_reference_device_us"] = np.int64(-1)
     f.attrs["timestamps_reference_time"] = ""
+    if calibration is not None:
+        _attach_calibration(f, calibration)
     L.create_derived(f)
     set_sample_attrs(f)
     deriver = _Deriver(f)
@@ -80,8 +89,13 @@ def _rebuild(f: h5py.File, path: str) -> RecoverReport:
                          frames=counters["frames_ok"], counters=counters)
 
 
-def recover(path, out_path=None, *, overwrite: bool = False) -> RecoverReport:
+def recover(path, out_path=None, *, overwrite: bool = False,
+            calibration=None) -> RecoverReport:
     """Rebuild the derived datasets from the raw log, in place or into out_path.
+
+    ``calibration`` (a :class:`calibration.WalkerCalibration`) is attached first, for
+    recordings whose walker INFO frame never arrived: the walker id and calibration
+    then come from it and the physical units are derived with it.
 
     In place, the derived datasets are deleted and rewritten; the raw log is left as
     it is. With out_path, a new compact file gets a copy of the raw log, link events,
@@ -94,7 +108,7 @@ def recover(path, out_path=None, *, overwrite: bool = False) -> RecoverReport:
     if out_path is None:
         with open_h5(src, "r+") as f:
             check_format(f, src)
-            return _rebuild(f, src)
+            return _rebuild(f, src, calibration)
     out = os.fspath(out_path)
     if os.path.exists(out) and not overwrite:
         raise FileExistsError("%s: already exists; choose another name or overwrite it "
@@ -109,7 +123,7 @@ def recover(path, out_path=None, *, overwrite: bool = False) -> RecoverReport:
                 if p in s:
                     parent = d.require_group(p.rsplit("/", 1)[0] or "/")
                     s.copy(s[p], parent, name=p.rsplit("/", 1)[1])
-            report = _rebuild(d, out)
+            report = _rebuild(d, out, calibration)
         except BaseException:
             d.close()
             os.unlink(out)

@@ -189,6 +189,12 @@ class _Deriver:
             events.append((host_time, "resync", "%d bytes skipped" % self._skipped,
                            delta["resyncs"]))
             self._skipped = 0
+        if delta["bad_lengths"]:
+            events.append((host_time, "bad_length", "", delta["bad_lengths"]))
+        if delta["false_jumps"]:
+            # A jump already logged was a false frame's: its gap is withdrawn below.
+            events.append((host_time, "false_jump", "sequence jump withdrawn",
+                           delta["false_jumps"]))
         if delta["seq_gaps"]:
             events.append((host_time, "seq_gap", "%d gap(s)" % delta["seq_gaps"],
                            delta["frames_lost"]))

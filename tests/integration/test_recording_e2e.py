@@ -167,3 +167,47 @@ def test_record_refuses_to_overwrite_an_existing_recording(served_walker, tmp_pa
                       str(out), "--quiet"]) == 2
     assert "already exists" in capsys.readouterr().err
     assert out.read_bytes() == b"precious"
+
+
+def test_identity_and_calibration_survive_corrupted_info_frames(served_walker, tmp_path,
+                                                                 capsys):
+    # The walker's first three INFO answers are corrupted: the link keeps asking.
+    served = served_walker(rate_hz=50, faults=FaultConfig(corrupt_first_info=3, seed=2))
+    out = tmp_path / "info.h5"
+    health = record_session(served.path, out, 4.0, progress=False)
+    assert served.server.injector.infos_corrupted == 3
+    assert health["info_received"] and health["info_requests"] >= 4
+    info = _info(out, capsys)
+    assert info["walker_id"] == "SIM-0" and not info["walker_info_missing"]
+    assert json.loads(open_recording(out).attrs["calibration"])["walker_id"] == "SIM-0"
+
+
+def test_a_recording_without_info_says_so_and_recover_attaches_a_calibration(
+        served_walker, tmp_path, capsys):
+    served = served_walker(rate_hz=50, faults=FaultConfig(corrupt_first_info=10 ** 6))
+    out = tmp_path / "noinfo.h5"
+    health = record_session(served.path, out, 1.5, progress=False)
+    assert not health["info_received"]
+    assert walkerlab(["info", str(out)]) == 0
+    assert "WARNING: no walker INFO frame" in capsys.readouterr().out
+    cal = tmp_path / "SIM-0.json"
+    cal.write_text(calibration_for("SIM-0").to_json())
+    assert walkerlab(["recover", str(out), "--calibration", str(cal)]) == 0
+    capsys.readouterr()
+    info = _info(out, capsys)
+    assert info["walker_id"] == "SIM-0" and not info["walker_info_missing"]
+
+
+def test_a_record_that_fails_before_any_frame_leaves_nothing_behind(tmp_path, capsys):
+    import pty
+
+    master, slave = pty.openpty()  # a port that exists but never answers
+    out = tmp_path / "never.h5"
+    try:
+        assert walkerlab(["record", "--port", os.ttyname(slave), "--duration", "5",
+                          "--out", str(out), "--quiet"]) == 2
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert "no frames" in capsys.readouterr().err
+    assert not out.exists()  # a retry is not blocked by an empty file
