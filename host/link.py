@@ -28,7 +28,7 @@ STALL_TIMEOUT_S = 2.0
 # Polling for a replugged port is cheap (opening a missing device fails at once), and
 # every poll interval is data lost after the walker is back.
 REOPEN_INTERVAL_S = 0.02
-INFO_RETRY_S = 0.5
+INFO_RETRY_S = 0.2
 READ_TIMEOUT_S = 0.02
 
 

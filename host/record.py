@@ -67,6 +67,10 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
         pass
     finally:
         bar.close()
+        # The INFO answer may still be on its way (the link keeps asking): wait a little.
+        deadline = time.monotonic() + INFO_TIMEOUT_S
+        while link.info is None and link.frames and time.monotonic() < deadline:
+            time.sleep(0.05)
         link.close()
         session_set = session_set or _set_session(recorder, link.info)  # a late INFO
         recorder.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -81,6 +82,21 @@ def parse_version(version: str) -> tuple[int, int, int]:
     return int(parts[0]), int(parts[1]), int(parts[2])
 
 
+_TRUNCATED = re.compile(r"truncated file: eof = (\d+).*stored_eof = (\d+)")
+
+
+class TruncatedRecordingError(RecordingFormatError):
+    """The file is shorter than HDF5 says it should be: cut short (an interrupted
+    copy, a full disk), not a file still being written."""
+
+    def __init__(self, path, size: int, expected: int) -> None:
+        self.path, self.size, self.expected = os.fspath(path), size, expected
+        super().__init__(
+            "%s: the file is truncated (%d of %d bytes: an interrupted copy or a full "
+            "disk cut it short); `walkerlab recover %s --out NEW.h5` salvages every "
+            "complete part of it" % (self.path, size, expected, self.path))
+
+
 def open_h5(path, mode: str = "r") -> h5py.File:
     """h5py.File(path, mode), with the errors a user can meet turned into one line."""
     path = os.fspath(path)
@@ -92,7 +108,11 @@ def open_h5(path, mode: str = "r") -> h5py.File:
         return h5py.File(path, mode)
     except OSError as exc:
         msg = _one_line(exc)
-        if "lock" in msg:
+        cut = _TRUNCATED.search(msg)
+        if cut:
+            raise TruncatedRecordingError(path, int(cut.group(1)), int(cut.group(2))) \
+                from None
+        if "unable to lock" in msg.lower() or "errno = 11" in msg:
             raise RecordingFormatError(
                 "%s: the file is open for writing by another process (%s)"
                 % (path, msg)) from None

@@ -16,7 +16,9 @@ import h5py
 import numpy as np
 
 from host.recording import layout as L
-from host.recording.reader import RecordingFormatError, check_format, open_h5
+from host.recording.reader import (
+    RecordingFormatError, TruncatedRecordingError, check_format, open_h5,
+)
 from host.recording.writer import (
     _Deriver, iso_time, set_sample_attrs, walkerlab_version, write_truth_track,
 )
@@ -35,6 +37,7 @@ class RecoverReport:
     samples: int
     frames: int
     counters: dict
+    salvaged_from: int = 0  # a truncated source: its size in bytes (0: not truncated)
 
 
 def _attach_calibration(f: h5py.File, calibration) -> None:
@@ -105,6 +108,14 @@ def recover(path, out_path=None, *, overwrite: bool = False,
     src = os.fspath(path)
     if out_path is not None and os.path.exists(out_path) and os.path.samefile(src, out_path):
         out_path = None
+    try:
+        open_h5(src).close()
+    except TruncatedRecordingError as cut:
+        if out_path is None:
+            raise RecordingFormatError(
+                "%s: the file is truncated; recover it into a new file with --out NEW.h5 "
+                "(the truncated file is kept as it is)" % src) from None
+        return _salvage(cut, os.fspath(out_path), overwrite, calibration)
     if out_path is None:
         with open_h5(src, "r+") as f:
             check_format(f, src)
@@ -129,4 +140,135 @@ def recover(path, out_path=None, *, overwrite: bool = False,
             os.unlink(out)
             raise
         d.close()
+    return report
+
+
+# ---- truncated files ----------------------------------------------------------------
+_READ_BLOCK = 1 << 16
+
+
+def _intact_length(ds, file_size: int) -> int:
+    """Rows of a 1-D dataset whose storage lies wholly before ``file_size``."""
+    n = ds.shape[0]
+    if ds.chunks is None:
+        offset = ds.id.get_offset()
+        if offset is None:
+            return 0
+        return max(0, min(n, (file_size - offset) // max(ds.dtype.itemsize, 1)))
+    try:
+        for i in range(ds.id.get_num_chunks()):
+            info = ds.id.get_chunk_info(i)
+            if info.byte_offset + info.size > file_size:
+                n = min(n, info.chunk_offset[0])
+    except (OSError, RuntimeError, ValueError):
+        return 0  # the chunk index itself is past the cut
+    return n
+
+
+def _readable_prefix(ds, file_size: int) -> np.ndarray:
+    """The leading rows of a 1-D dataset that survive a cut at ``file_size``."""
+    parts, n = [], _intact_length(ds, file_size)
+    for start in range(0, n, _READ_BLOCK):
+        try:
+            parts.append(ds[start:min(n, start + _READ_BLOCK)])
+        except (OSError, RuntimeError, ValueError):
+            break
+    return np.concatenate(parts) if parts else ds[:0]
+
+
+def _scan_for_frames(path: str, host_time: float) -> tuple[np.ndarray, np.ndarray]:
+    """Last resort when the raw log's index is past the cut: the raw log is stored
+    uncompressed, so its frames are still in the file's bytes. Decode the whole file
+    as a byte stream (sync, length, type and CRC make a false frame practically
+    impossible) and keep the frames found, re-encoded, as one read at ``host_time``
+    (the session's start: the host times of the reads are lost with the index)."""
+    from device.protocol import wire
+
+    with open(path, "rb") as fh:
+        data = fh.read()
+    dec = wire.FrameDecoder(track_sequence=False)
+    frames = dec.feed(data) + dec.finish()
+    raw = np.frombuffer(b"".join(f.encode() for f in frames), dtype=np.uint8)
+    chunks = np.zeros(1 if len(raw) else 0, dtype=L.CHUNK_DTYPE)
+    if len(raw):
+        chunks[0] = (host_time, 0, len(raw))
+    return raw, chunks
+
+
+def _session_start(f: h5py.File, path: str) -> float:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(f.attrs["session_start_time"]).timestamp()
+    except (KeyError, TypeError, ValueError):
+        return os.path.getmtime(path)
+
+
+def _salvage(cut: TruncatedRecordingError, out: str, overwrite: bool,
+             calibration) -> RecoverReport:
+    """Rebuild a new recording from what survives of a truncated one.
+
+    HDF5 refuses a file shorter than its stored end, so a padded copy (zeros up to
+    the stored end) is read instead: every raw-log read row whose bytes lie in the
+    surviving part is kept (blocks past the cut read as zeros or fail and are left
+    out), the session attributes, link events and label tracks that can still be read
+    are copied, and the derived datasets are rebuilt from the raw log as recover()
+    always does. Storage is judged by where HDF5 placed each chunk, so nothing past
+    the cut is ever taken for data; when the raw log's own index is lost, its frames
+    are found by decoding the file's bytes (_scan_for_frames).
+    """
+    if os.path.exists(out) and not overwrite:
+        raise FileExistsError("%s: already exists; choose another name or overwrite it "
+                              "explicitly" % out)
+    padded = out + ".padded.tmp"
+    with open(cut.path, "rb") as s_fh, open(padded, "wb") as d_fh:
+        while block := s_fh.read(1 << 20):
+            d_fh.write(block)
+        d_fh.truncate(cut.expected)
+    try:
+        with h5py.File(padded, "r") as s:
+            check_format(s, cut.path)
+            if L.SERIAL_BYTES not in s or L.SERIAL_CHUNKS not in s:
+                raise RecordingFormatError("%s: truncated before its raw byte log; nothing "
+                                           "to salvage" % cut.path)
+            # Only storage wholly before the cut is data (past it the copy holds zeros).
+            raw = _readable_prefix(s[L.SERIAL_BYTES], cut.size)
+            chunks = _readable_prefix(s[L.SERIAL_CHUNKS], cut.size)
+            keep = (chunks["offset"] >= 0) & (chunks["offset"] + chunks["length"] <= len(raw))
+            chunks = chunks[keep]
+            if not len(chunks):
+                raw, chunks = _scan_for_frames(cut.path, _session_start(s, cut.path))
+            d = h5py.File(out, "w" if overwrite else "x")
+            try:
+                for k, v in s.attrs.items():
+                    d.attrs[k] = v
+                L.create_raw(d)
+                d[L.SERIAL_BYTES].resize((len(raw),))
+                d[L.SERIAL_BYTES][:] = raw
+                d[L.SERIAL_CHUNKS].resize((len(chunks),))
+                d[L.SERIAL_CHUNKS][:] = chunks
+                for path in (L.LINK_EVENTS,):
+                    try:
+                        rows = _readable_prefix(s[path], cut.size)
+                        d[path].resize((len(rows),))
+                        d[path][:] = rows
+                    except (KeyError, OSError, RuntimeError):
+                        pass
+                try:
+                    for name, ds in s[L.ANNOTATIONS].items():
+                        try:
+                            s.copy(ds, d[L.ANNOTATIONS], name=name)
+                        except (OSError, RuntimeError):
+                            pass
+                except (KeyError, OSError, RuntimeError):
+                    pass
+                report = _rebuild(d, out, calibration)
+            except BaseException:
+                d.close()
+                os.unlink(out)
+                raise
+            d.close()
+    finally:
+        os.unlink(padded)
+    report.salvaged_from = cut.size
     return report
