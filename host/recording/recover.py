@@ -9,6 +9,7 @@ drops, session attributes and non-simulator label tracks are never modified.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 
@@ -204,8 +205,112 @@ def _session_start(f: h5py.File, path: str) -> float:
         return os.path.getmtime(path)
 
 
+# HDF5 can spin forever on metadata past the cut: the child must have read the
+# file's structure within this time (the rebuild after it may take as long as it needs).
+STRUCTURE_TIMEOUT_S = 20.0
+
+
 def _salvage(cut: TruncatedRecordingError, out: str, overwrite: bool,
              calibration) -> RecoverReport:
+    """Rebuild a new recording from what survives of a truncated one.
+
+    First through HDF5 (_salvage_hdf5: keeps the session attributes, link events and
+    labels), in a child process: the HDF5 library can loop forever or crash on
+    metadata that lies past the cut, and a user's `recover` must never hang. If the
+    child fails or times out, the frames are found by decoding the file's bytes
+    (_salvage_bytes); only the session attributes are lost then, and `--calibration`
+    puts the calibration back.
+    """
+    import multiprocessing as mp
+
+    if os.path.exists(out) and not overwrite:
+        raise FileExistsError("%s: already exists; choose another name or overwrite it "
+                              "explicitly" % out)
+    ctx = mp.get_context("spawn")
+    answer = ctx.Queue()
+    child = ctx.Process(target=_salvage_child, daemon=True,
+                        args=(answer, (cut.path, cut.size, cut.expected), out, calibration))
+    child.start()
+    kind, value = _next_answer(answer, child, STRUCTURE_TIMEOUT_S)
+    if kind == "opened":
+        kind, value = _next_answer(answer, child, None)
+    if child.is_alive():
+        child.kill()
+    child.join()
+    if kind == "ok":
+        return value
+    if kind == "error" and not isinstance(value, _HDF5Unusable):
+        raise value
+    for leftover in (out, out + ".padded.tmp"):
+        if os.path.exists(leftover):
+            os.unlink(leftover)
+    return _salvage_bytes(cut, out, calibration)
+
+
+def _next_answer(answer, child, timeout: float | None):
+    """The child's next message, or ("died", None) if it hangs or dies first."""
+    import queue
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while deadline is None or time.monotonic() < deadline:
+        try:
+            return answer.get(timeout=0.2)
+        except queue.Empty:
+            if not child.is_alive():
+                try:
+                    return answer.get(timeout=0.5)  # its last words may still be in flight
+                except queue.Empty:
+                    return "died", None
+    return "died", None
+
+
+class _HDF5Unusable(RecordingFormatError):
+    """The truncated file's HDF5 structure cannot be read: fall back to its bytes."""
+
+
+def _salvage_child(answer, cut_args, out, calibration) -> None:
+    try:
+        cut = TruncatedRecordingError(*cut_args)
+        answer.put(("ok", _salvage_hdf5(cut, out, calibration,
+                                        opened=lambda: answer.put(("opened", None)))))
+    except BaseException as exc:  # noqa: BLE001 - handed to the parent to decide
+        answer.put(("error", _HDF5Unusable(str(exc).splitlines()[0] if str(exc) else
+                                           type(exc).__name__)))
+
+
+def _salvage_bytes(cut: TruncatedRecordingError, out: str, calibration) -> RecoverReport:
+    """A new recording from the frames found in the truncated file's bytes."""
+    from host.recording.writer import RecordingWriter
+
+    raw, chunks = _scan_for_frames(cut.path, os.path.getmtime(cut.path))
+    if not len(raw):
+        raise RecordingFormatError("%s: truncated, and no intact frame survives in it; "
+                                   "nothing to salvage" % cut.path)
+    start = float(chunks["host_time"][0])
+    w = RecordingWriter(out, overwrite=True, calibration=calibration,
+                        session_start_time=start,
+                        notes="salvaged from the truncated %s: its session attributes "
+                              "were lost; host times are the file's modification time"
+                              % os.path.basename(cut.path))
+    try:
+        w.write_serial(raw.tobytes(), start)
+        w.close()
+    except BaseException:
+        w.abort()
+        raise
+    with h5py.File(out, "r+") as f:
+        f.attrs["recovered_at"] = iso_time()
+        counters = {k: int(f[L.DECODER_EVENTS].attrs.get(k, 0)) for k in L.DECODER_COUNTERS}
+        samples = f[L.SAMPLES + "/seq"].shape[0]
+    return RecoverReport(path=out, raw_bytes=len(raw), reads=1, ignored_reads=0,
+                         trailing_bytes=0, samples_before=0, samples=samples,
+                         frames=counters["frames_ok"], counters=counters,
+                         salvaged_from=cut.size)
+
+
+def _salvage_hdf5(cut: TruncatedRecordingError, out: str, calibration,
+                  opened=lambda: None) -> RecoverReport:
     """Rebuild a new recording from what survives of a truncated one.
 
     HDF5 refuses a file shorter than its stored end, so a padded copy (zeros up to
@@ -217,14 +322,12 @@ def _salvage(cut: TruncatedRecordingError, out: str, overwrite: bool,
     the cut is ever taken for data; when the raw log's own index is lost, its frames
     are found by decoding the file's bytes (_scan_for_frames).
     """
-    if os.path.exists(out) and not overwrite:
-        raise FileExistsError("%s: already exists; choose another name or overwrite it "
-                              "explicitly" % out)
     padded = out + ".padded.tmp"
     with open(cut.path, "rb") as s_fh, open(padded, "wb") as d_fh:
         while block := s_fh.read(1 << 20):
             d_fh.write(block)
         d_fh.truncate(cut.expected)
+    d = None
     try:
         with h5py.File(padded, "r") as s:
             check_format(s, cut.path)
@@ -238,36 +341,30 @@ def _salvage(cut: TruncatedRecordingError, out: str, overwrite: bool,
             chunks = chunks[keep]
             if not len(chunks):
                 raw, chunks = _scan_for_frames(cut.path, _session_start(s, cut.path))
-            d = h5py.File(out, "w" if overwrite else "x")
-            try:
-                for k, v in s.attrs.items():
-                    d.attrs[k] = v
-                L.create_raw(d)
-                d[L.SERIAL_BYTES].resize((len(raw),))
-                d[L.SERIAL_BYTES][:] = raw
-                d[L.SERIAL_CHUNKS].resize((len(chunks),))
-                d[L.SERIAL_CHUNKS][:] = chunks
-                for path in (L.LINK_EVENTS,):
-                    try:
-                        rows = _readable_prefix(s[path], cut.size)
-                        d[path].resize((len(rows),))
-                        d[path][:] = rows
-                    except (KeyError, OSError, RuntimeError):
-                        pass
-                try:
-                    for name, ds in s[L.ANNOTATIONS].items():
-                        try:
-                            s.copy(ds, d[L.ANNOTATIONS], name=name)
-                        except (OSError, RuntimeError):
-                            pass
-                except (KeyError, OSError, RuntimeError):
-                    pass
-                report = _rebuild(d, out, calibration)
-            except BaseException:
-                d.close()
-                os.unlink(out)
-                raise
+            d = h5py.File(out, "w")  # _salvage checked that it may
+            for k, v in s.attrs.items():
+                d.attrs[k] = v
+            L.create_raw(d)
+            d[L.SERIAL_BYTES].resize((len(raw),))
+            d[L.SERIAL_BYTES][:] = raw
+            d[L.SERIAL_CHUNKS].resize((len(chunks),))
+            d[L.SERIAL_CHUNKS][:] = chunks
+            with contextlib.suppress(KeyError, OSError, RuntimeError):
+                rows = _readable_prefix(s[L.LINK_EVENTS], cut.size)
+                d[L.LINK_EVENTS].resize((len(rows),))
+                d[L.LINK_EVENTS][:] = rows
+            with contextlib.suppress(KeyError, OSError, RuntimeError):
+                for name, ds in s[L.ANNOTATIONS].items():
+                    with contextlib.suppress(OSError, RuntimeError):
+                        s.copy(ds, d[L.ANNOTATIONS], name=name)
+        opened()  # everything read from the damaged file: the rest cannot hang
+        report = _rebuild(d, out, calibration)
+        d.close()
+    except BaseException:
+        if d is not None:
             d.close()
+            os.unlink(out)
+        raise
     finally:
         os.unlink(padded)
     report.salvaged_from = cut.size
