@@ -33,7 +33,8 @@ import numpy as np
 
 from host.recording import layout as L
 from host.recording.reader import (
-    LabelTrack, RecordingFormatError, check_format, open_h5, text,
+    LabelTrack, ReadBudget, RecordingFormatError, _read_track, check_format,
+    checked_dataset, label_track_names, open_h5, text,
 )
 from host.recording.writer import (
     check_track_name, check_track, create_track_table, iso_time, walkerlab_version,
@@ -142,23 +143,14 @@ def read_tracks(path) -> dict[str, LabelTrack]:
     out = {}
     with open_h5(path) as f:
         check_format(f, path)
-        if L.ANNOTATIONS not in f:
-            return out
-        for name, ds in f[L.ANNOTATIONS].items():
-            if not isinstance(ds, h5py.Dataset):
-                continue
-            names = ds.dtype.names or ()
-            if ds.ndim != 1 or not {"start_s", "stop_s", "activity"} <= set(names):
-                raise LabelFormatError(
-                    "%s: label track %r is not a WalkerLab label table (fields %s; "
-                    "expected start_s, stop_s, activity)"
-                    % (path, name, ", ".join(names) or "none"))
+        budget = ReadBudget(path)
+        for name in label_track_names(f):
+            where = L.ANNOTATIONS + "/" + name
             try:
-                rows = ds[()]
-                out[name] = LabelTrack.from_segments(
-                    name, [(a, b, text(c)) for a, b, c in
-                           zip(rows["start_s"], rows["stop_s"], rows["activity"])],
-                    **{k: text(ds.attrs.get(k, "")) for k in L.LABEL_ATTRS})
+                out[name] = _read_track(f, where, budget)
+            except RecordingFormatError as exc:
+                raise LabelFormatError("%s (label track %r; expected a table of start_s, "
+                                       "stop_s, activity)" % (exc, name)) from None
             except (ValueError, TypeError, OSError) as exc:
                 raise LabelFormatError("%s: label track %r is damaged: %s"
                                        % (path, name, str(exc).splitlines()[0])) from None
@@ -200,17 +192,23 @@ def read_sync(path) -> dict[str, SyncRecord]:
         check_format(f, path)
         if SYNC not in f:
             return out
+        if not isinstance(f[SYNC], h5py.Group):
+            raise LabelFormatError("%s: %s is a dataset, not a group" % (path, SYNC))
+        budget = ReadBudget(path)
         for name, ds in f[SYNC].items():
             if name.startswith(".") or not isinstance(ds, h5py.Dataset):
                 continue
             try:
-                rows = np.asarray(ds[()], dtype=ANCHOR_DTYPE)
+                rows = np.asarray(checked_dataset(f, SYNC + "/" + name, ANCHOR_DTYPE, (),
+                                                  budget)[()], dtype=ANCHOR_DTYPE)
                 a = ds.attrs
                 out[name] = SyncRecord(name, text(a.get("video_path", "")), rows,
                                        float(a["a"]), float(a["b"]),
                                        float(a.get("rms_s", 0.0)),
                                        text(a.get("modified", "")))
-            except (KeyError, ValueError, TypeError) as exc:
+            except RecordingFormatError as exc:
+                raise LabelFormatError(str(exc)) from None
+            except (KeyError, ValueError, TypeError, OSError) as exc:
                 raise LabelFormatError("%s: video sync %r is damaged: %s"
-                                       % (path, name, exc)) from None
+                                       % (path, name, str(exc).splitlines()[0])) from None
     return out

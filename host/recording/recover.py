@@ -18,7 +18,8 @@ import numpy as np
 
 from host.recording import layout as L
 from host.recording.reader import (
-    RecordingFormatError, TruncatedRecordingError, check_format, open_h5,
+    ReadBudget, RecordingFormatError, TruncatedRecordingError, check_format,
+    checked_dataset, open_h5,
 )
 from host.recording.writer import (
     _Deriver, iso_time, set_sample_attrs, walkerlab_version, write_truth_track,
@@ -48,9 +49,13 @@ def _attach_calibration(f: h5py.File, calibration) -> None:
         f.attrs["walker_id"] = calibration.walker_id
 
 
-def _rebuild(f: h5py.File, path: str, calibration=None) -> RecoverReport:
+def _rebuild(f: h5py.File, path: str, calibration=None, source: str | None = None
+             ) -> RecoverReport:
+    """Rebuild f's derived datasets from its raw log; ``source`` (default ``path``) is
+    the file the raw log came from, named in messages and bounding what is read."""
+    source = source or path
     if L.SERIAL_BYTES not in f or L.SERIAL_CHUNKS not in f:
-        raise RecordingFormatError("%s: no raw byte log to recover from" % path)
+        raise RecordingFormatError("%s: no raw byte log to recover from" % source)
     before = f[L.SAMPLES + "/seq"].shape[0] if L.SAMPLES + "/seq" in f else 0
     for p in L.DERIVED_PATHS:
         if p in f:
@@ -63,8 +68,9 @@ def _rebuild(f: h5py.File, path: str, calibration=None) -> RecoverReport:
     set_sample_attrs(f)
     deriver = _Deriver(f)
 
-    raw = f[L.SERIAL_BYTES][()]
-    chunks = f[L.SERIAL_CHUNKS][()]
+    budget = ReadBudget(source)
+    raw = checked_dataset(f, L.SERIAL_BYTES, np.uint8, (), budget, source)[()]
+    chunks = checked_dataset(f, L.SERIAL_CHUNKS, L.CHUNK_DTYPE, (), budget, source)[()]
     n = len(raw)
     ok = (chunks["offset"] >= 0) & (chunks["length"] > 0) & \
          (chunks["offset"] + chunks["length"] <= n)
@@ -82,6 +88,9 @@ def _rebuild(f: h5py.File, path: str, calibration=None) -> RecoverReport:
     deriver.commit()
     if L.LINK_EVENTS not in f:
         L.create_table(f, L.LINK_EVENTS, L.EVENT_DTYPE)
+    if L.ANNOTATIONS in f and not isinstance(f[L.ANNOTATIONS], h5py.Group):
+        raise RecordingFormatError("%s: %s is a dataset, not a group of label tracks"
+                                   % (source, L.ANNOTATIONS))
     f.require_group(L.ANNOTATIONS)
     write_truth_track(f)
     f.attrs["recovered_at"] = iso_time()
@@ -119,14 +128,14 @@ def recover(path, out_path=None, *, overwrite: bool = False,
         return _salvage(cut, os.fspath(out_path), overwrite, calibration)
     if out_path is None:
         with open_h5(src, "r+") as f:
-            check_format(f, src)
+            check_format(f, src, check_calibration=calibration is None)
             return _rebuild(f, src, calibration)
     out = os.fspath(out_path)
     if os.path.exists(out) and not overwrite:
         raise FileExistsError("%s: already exists; choose another name or overwrite it "
                               "explicitly" % out)
     with open_h5(src) as s:
-        check_format(s, src)
+        check_format(s, src, check_calibration=calibration is None)
         d = h5py.File(out, "w" if overwrite else "x")
         try:
             for k, v in s.attrs.items():
@@ -135,7 +144,7 @@ def recover(path, out_path=None, *, overwrite: bool = False,
                 if p in s:
                     parent = d.require_group(p.rsplit("/", 1)[0] or "/")
                     s.copy(s[p], parent, name=p.rsplit("/", 1)[1])
-            report = _rebuild(d, out, calibration)
+            report = _rebuild(d, out, calibration, source=src)
         except BaseException:
             d.close()
             os.unlink(out)
@@ -330,7 +339,7 @@ def _salvage_hdf5(cut: TruncatedRecordingError, out: str, calibration,
     d = None
     try:
         with h5py.File(padded, "r") as s:
-            check_format(s, cut.path)
+            check_format(s, cut.path, check_calibration=calibration is None)
             if L.SERIAL_BYTES not in s or L.SERIAL_CHUNKS not in s:
                 raise RecordingFormatError("%s: truncated before its raw byte log; nothing "
                                            "to salvage" % cut.path)
@@ -358,7 +367,7 @@ def _salvage_hdf5(cut: TruncatedRecordingError, out: str, calibration,
                     with contextlib.suppress(OSError, RuntimeError):
                         s.copy(ds, d[L.ANNOTATIONS], name=name)
         opened()  # everything read from the damaged file: the rest cannot hang
-        report = _rebuild(d, out, calibration)
+        report = _rebuild(d, out, calibration, source=cut.path)
         d.close()
     except BaseException:
         if d is not None:

@@ -329,8 +329,8 @@ def _write_track(f: h5py.File, track: LabelTrack, mode: str) -> LabelTrack:
     else:
         if exists:
             del f[path]
-        ds = create_track_table(f, path, track, created=now, modified=now)
-    return _read_track(ds)
+        create_track_table(f, path, track, created=now, modified=now)
+    return _read_track(f, path)
 
 
 def write_labels(path, track: str, segments, *, annotator: str = "",
