@@ -147,11 +147,21 @@ def read_tracks(path) -> dict[str, LabelTrack]:
         for name in label_track_names(f):
             where = L.ANNOTATIONS + "/" + name
             try:
-                out[name] = _read_track(f, where, budget)
+                raw = _read_track(f, where, budget)
             except RecordingFormatError as exc:
-                raise LabelFormatError("%s (label track %r; expected a table of start_s, "
-                                       "stop_s, activity)" % (exc, name)) from None
-            except (ValueError, TypeError, OSError) as exc:
+                detail = str(exc)
+                detail = detail[len(str(path)) + 2:] if detail.startswith(str(path)) \
+                    else detail
+                raise LabelFormatError("%s: label track %r is not a WalkerLab label table "
+                                       "(%s; expected start_s, stop_s, activity)"
+                                       % (path, name, detail)) from None
+            except (TypeError, OSError) as exc:
+                raise LabelFormatError("%s: label track %r is damaged: %s"
+                                       % (path, name, str(exc).splitlines()[0])) from None
+            try:  # the checks a saved track passed: finite, start < stop, named
+                out[name] = LabelTrack.from_segments(
+                    name, raw, **{k: getattr(raw, k) for k in L.LABEL_ATTRS})
+            except ValueError as exc:
                 raise LabelFormatError("%s: label track %r is damaged: %s"
                                        % (path, name, str(exc).splitlines()[0])) from None
     return out
