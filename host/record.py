@@ -25,6 +25,14 @@ def _set_session(recorder, info: dict | None) -> bool:
     return True
 
 
+def _write_failure(exc: BaseException) -> str:
+    """The OS's words from an HDF5 write error ('No space left on device', ...)."""
+    import re
+
+    m = re.search(r"error message = '([^']+)'", str(exc))
+    return m.group(1) if m else " ".join(str(exc).split())[:100]
+
+
 def record_session(port: str, out_path, duration_s: float, *, subject_id: str = "",
                    notes: str = "", rate_hz: int | None = None, overwrite: bool = False,
                    progress: bool = True, extra_sinks=()) -> dict:
@@ -60,6 +68,8 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
                             crc=link.decoder.frames.crc_errors, refresh=False)
             bar.refresh()
             session_set = session_set or _set_session(recorder, link.info)
+            if recorder.error is not None:  # disk full, removed drive: stop, keep the rest
+                break
             if not session_set and time.monotonic() - t0 > INFO_TIMEOUT_S and link.frames == 0:
                 raise UserError("no frames from %s within %.0f s: is it a WalkerLab walker?"
                                 % (port, INFO_TIMEOUT_S))
@@ -73,7 +83,15 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
             time.sleep(0.05)
         link.close()
         session_set = session_set or _set_session(recorder, link.info)  # a late INFO
-        recorder.close()
+        try:
+            recorder.close()
+        except (OSError, RuntimeError) as exc:  # h5py reports write failures as either
+            reason = getattr(exc, "strerror", None) or _write_failure(exc)
+            raise UserError(
+                "recording stopped after %.0f s: cannot write %s (%s); what was written "
+                "before is kept (if `walkerlab info` cannot read it, `walkerlab recover "
+                "%s --out NEW.h5` salvages it)" % (time.monotonic() - t0, out_path,
+                                                  reason, out_path)) from None
         if link.frames == 0 and sys.exc_info()[0] is not None:
             # Failed before anything arrived: leave nothing that would block a retry.
             try:

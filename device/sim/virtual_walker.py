@@ -138,6 +138,7 @@ class FaultConfig:
     stall_duration_s: float = 3.0  # ... for this long, then resumes
     disconnect_every_s: float = 0.0  # the USB cable is pulled this often (0: never) ...
     disconnect_duration_s: float = 1.0  # ... and plugged back in after this long
+    disconnect_jitter: float = 0.0  # both drawn from [x (1 - j), x (1 + j)] (0: fixed)
     corrupt_first_info: int = 0  # the first N INFO frames sent get one payload bit flipped
     seed: int = 0
 
@@ -260,6 +261,10 @@ class PtyServer:
         self.close()
 
     # ---- serving ------------------------------------------------------------------------
+    def _jittered(self, seconds: float) -> float:
+        j = self.faults.disconnect_jitter
+        return seconds * self.injector.rng.uniform(1 - j, 1 + j) if j else seconds
+
     def _write(self, data: bytes) -> None:
         self._pending.extend(data)
         if len(self._pending) > self.MAX_PENDING:
@@ -283,8 +288,12 @@ class PtyServer:
         if data:
             self.walker.receive(data)
 
-    def serve(self, duration_s: float | None = None, should_stop=None) -> None:
-        """Run until duration_s elapses, should_stop() is true, or interrupted."""
+    def serve(self, duration_s: float | None = None, should_stop=None,
+              speed: float = 1.0) -> None:
+        """Run until duration_s elapses, should_stop() is true, or interrupted.
+
+        speed: device seconds per real second (20: an hour of walking in three
+        minutes, for soak tests); fault intervals stay in real seconds."""
         if self._master is None:
             self.open()
         faults = self.faults
@@ -302,13 +311,14 @@ class PtyServer:
             if now >= next_disconnect:
                 self._unplug()
                 self.disconnects += 1
-                time.sleep(faults.disconnect_duration_s)
+                time.sleep(self._jittered(faults.disconnect_duration_s))
                 # The firmware sampled on while unplugged; USB CDC drops what it wrote
                 # into a closed port, so the host sees those frames as a sequence gap.
-                t_dev = time.monotonic() - t0 - frozen_s
+                t_dev = (time.monotonic() - t0 - frozen_s) * speed
                 self.bytes_discarded += len(self.walker.advance(int(t_dev * 1e6)))
                 self._plug()
-                next_disconnect = time.monotonic() - t0 + faults.disconnect_every_s
+                next_disconnect = (time.monotonic() - t0
+                                   + self._jittered(faults.disconnect_every_s))
                 continue
             if now >= next_stall:
                 self.stalls += 1
@@ -316,10 +326,10 @@ class PtyServer:
                 frozen_s += faults.stall_duration_s
                 next_stall = time.monotonic() - t0 + faults.stall_every_s
                 continue
-            readable, _, _ = select.select([self._master], [], [], period / 2)
+            readable, _, _ = select.select([self._master], [], [], period / 2 / speed)
             if readable:
                 self._read_commands()
-            t_dev = time.monotonic() - t0 - frozen_s
+            t_dev = (time.monotonic() - t0 - frozen_s) * speed
             out = self.walker.advance(int(t_dev * 1e6))
             if out:
                 self._write(self.injector.apply(out))

@@ -402,6 +402,25 @@ def write_truth_track(f: h5py.File) -> LabelTrack | None:
 
 
 # ---- the writer ----------------------------------------------------------------------
+_TEARDOWN_SKIPPED = []
+EXIT_CODE_AFTER_WRITE_FAILURE = 2
+
+
+def _skip_hdf5_teardown_at_exit() -> None:
+    if _TEARDOWN_SKIPPED:
+        return
+    import atexit
+    import sys
+
+    def leave() -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_CODE_AFTER_WRITE_FAILURE)
+
+    _TEARDOWN_SKIPPED.append(True)
+    atexit.register(leave)  # Python's atexit runs before the C library's teardown
+
+
 class RecordingWriter:
     """Owns one recording's h5py.File; use it from one thread (or via RecorderThread).
 
@@ -570,7 +589,10 @@ class RecordingWriter:
             try:
                 self._f.close()
             except Exception:
-                pass
+                # The disk is full (or gone): HDF5 keeps the file half-closed and its
+                # library teardown at exit then crashes (SIGSEGV/SIGBUS, HDF5 1.14).
+                # What was flushed is on disk; leave without that teardown.
+                _skip_hdf5_teardown_at_exit()
 
     def __enter__(self) -> "RecordingWriter":
         return self
