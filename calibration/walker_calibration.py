@@ -109,13 +109,18 @@ class WalkerCalibration:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise CalibrationError("%s: not valid JSON (%s)" % (where, exc)) from None
+        except RecursionError:
+            raise CalibrationError("%s: not a calibration (JSON nested too deeply)"
+                                   % where) from None
         return cls.from_dict(data, where)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "WalkerCalibration":
         path = pathlib.Path(path)
         try:
-            text = path.read_text()
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise CalibrationError("%s: not a text file" % path) from None
         except FileNotFoundError:
             raise CalibrationError("%s: calibration file not found" % path) from None
         except OSError as exc:

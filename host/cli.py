@@ -199,6 +199,10 @@ def cmd_record(args) -> int:
     print("recorded %s: %d frames, %d CRC errors, %d sequence gaps, %d reconnects"
           % (args.out, health["frames"], health["crc_errors"], health["seq_gaps"],
              health["reconnects"]), file=sys.stderr)
+    if not health.get("info_received", True):
+        print("WARNING: the walker never sent its INFO frame (identity and calibration); "
+              "attach them with: walkerlab recover %s --calibration FILE" % args.out,
+              file=sys.stderr)
     return 0
 
 
@@ -231,6 +235,10 @@ def cmd_info(args) -> int:
         if isinstance(value, float):
             value = "%.3f" % value
         print("  %-18s %s" % (key, value))
+    if info.get("walker_info_missing"):
+        print("  WARNING: no walker INFO frame and no calibration in this recording: loads, "
+              "acceleration and speed use nominal constants. Attach the walker's calibration "
+              "with: walkerlab recover %s --calibration FILE" % args.file)
     if info["labels"]:
         print("  labels (%s track, samples):" % info["labels_track"])
         for activity, n in info["labels"].items():
@@ -241,7 +249,12 @@ def cmd_info(args) -> int:
 def cmd_recover(args) -> int:
     from host.recording import recover
 
-    report = recover(args.file, args.out, overwrite=args.overwrite)
+    calibration = None
+    if args.calibration:
+        from calibration import WalkerCalibration
+
+        calibration = WalkerCalibration.load(args.calibration)
+    report = recover(args.file, args.out, overwrite=args.overwrite, calibration=calibration)
     print(report)
     return 0
 
@@ -653,6 +666,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="write the recovered copy here "
                    "(default: rebuild in place; the raw log is never touched)")
     p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--calibration", default=None, metavar="FILE",
+                   help="attach this walker calibration (JSON) first: for recordings whose "
+                   "walker INFO frame never arrived")
     p.set_defaults(func=cmd_recover)
 
     p = sub.add_parser("replay", help="replay a recording through the live pipeline")

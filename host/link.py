@@ -3,9 +3,12 @@
 The thread never blocks on a consumer: every consumer (recorder, live pipeline, UI)
 registers a sink whose put() is non-blocking and counts its own drops. On unplug
 (SerialException/OSError) the port is closed, polled for, reopened, and the
-configuration (hello, rate, start) is sent again. A watchdog notices when no frame
-has arrived for STALL_TIMEOUT_S while streaming. Device timestamps are the time base;
-host arrival time is kept beside them.
+configuration (hello, rate, start) is sent again. The walker's identity and
+calibration arrive in one INFO frame, the answer to HELLO; a corrupted INFO would leave
+a recording without them, so HELLO is repeated every INFO_RETRY_S until an INFO
+arrives after each (re)connect. A watchdog notices when no frame has arrived for
+STALL_TIMEOUT_S while streaming. Device timestamps are the time base; host arrival
+time is kept beside them.
 """
 from __future__ import annotations
 
@@ -22,7 +25,10 @@ from host.errors import UserError
 from host.samples import SampleBlock, StreamDecoder
 
 STALL_TIMEOUT_S = 2.0
-REOPEN_INTERVAL_S = 0.25
+# Polling for a replugged port is cheap (opening a missing device fails at once), and
+# every poll interval is data lost after the walker is back.
+REOPEN_INTERVAL_S = 0.02
+INFO_RETRY_S = 0.2
 READ_TIMEOUT_S = 0.02
 
 
@@ -94,6 +100,9 @@ class SerialLink:
         self._cmd_seq = 0
         self.decoder = StreamDecoder()
         self.info: dict | None = None
+        self.info_requests = 0  # HELLOs sent (the first per connection included)
+        self._info_pending = False  # no INFO yet since the last (re)connect
+        self._hello_time = 0.0
         self.connected = False
         self.reconnects = 0
         self.frames = 0
@@ -120,6 +129,7 @@ class SerialLink:
             "version_errors": c["version_errors"],
             "queue_drops": sum(getattr(s, "dropped", 0) for s in self._sinks),
             "reconnects": self.reconnects, "stalls": self.stalls, "naks": self.naks,
+            "info_requests": self.info_requests, "bad_lengths": c["bad_lengths"],
             "last_frame_age_s": age,
         }
 
@@ -143,8 +153,14 @@ class SerialLink:
             except (serial.SerialException, OSError):
                 pass  # the reader thread notices the unplug and reconnects
 
-    def _configure(self) -> None:
+    def _request_info(self) -> None:
+        self._hello_time = time.monotonic()
+        self.info_requests += 1
         self.send_command(wire.CMD_HELLO)
+
+    def _configure(self) -> None:
+        self._info_pending = True
+        self._request_info()
         if self.rate_hz:
             self.send_command(wire.CMD_SET_RATE, wire.pack_set_rate(self.rate_hz))
         self.send_command(wire.CMD_START)
@@ -229,6 +245,7 @@ class SerialLink:
             if frame.frame_type == wire.INFO:
                 try:
                     self.info = wire.unpack_info(frame.payload)
+                    self._info_pending = False
                 except ValueError:
                     pass
             elif frame.frame_type == wire.NAK:
@@ -256,6 +273,8 @@ class SerialLink:
             except (serial.SerialException, OSError, TypeError, AttributeError) as exc:
                 self._lost(str(exc) or type(exc).__name__)
                 continue
+            if self._info_pending and time.monotonic() - self._hello_time > INFO_RETRY_S:
+                self._request_info()  # the INFO frame was lost or corrupted: ask again
             if data:
                 self._publish(data)
             elif (not self._stalled and self.last_frame_host_time is not None

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from tqdm import tqdm
@@ -12,6 +13,24 @@ from host.link import SerialLink, check_port
 from host.recording import RecorderThread
 
 INFO_TIMEOUT_S = 3.0
+
+
+def _set_session(recorder, info: dict | None) -> bool:
+    """Write the walker's identity and calibration as soon as its INFO has arrived."""
+    if info is None:
+        return False
+    walker_id = info["walker_id"]
+    recorder.put_session(walker_id=walker_id, firmware_version=info["firmware_version"],
+                         calibration=calibration_for(walker_id).to_json())
+    return True
+
+
+def _write_failure(exc: BaseException) -> str:
+    """The OS's words from an HDF5 write error ('No space left on device', ...)."""
+    import re
+
+    m = re.search(r"error message = '([^']+)'", str(exc))
+    return m.group(1) if m else " ".join(str(exc).split())[:100]
 
 
 def record_session(port: str, out_path, duration_s: float, *, subject_id: str = "",
@@ -48,12 +67,9 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
             bar.set_postfix(frames=link.frames, gaps=link.decoder.frames.seq_gaps,
                             crc=link.decoder.frames.crc_errors, refresh=False)
             bar.refresh()
-            if not session_set and link.info is not None:
-                walker_id = link.info["walker_id"]
-                recorder.put_session(walker_id=walker_id,
-                                     firmware_version=link.info["firmware_version"],
-                                     calibration=calibration_for(walker_id).to_json())
-                session_set = True
+            session_set = session_set or _set_session(recorder, link.info)
+            if recorder.error is not None:  # disk full, removed drive: stop, keep the rest
+                break
             if not session_set and time.monotonic() - t0 > INFO_TIMEOUT_S and link.frames == 0:
                 raise UserError("no frames from %s within %.0f s: is it a WalkerLab walker?"
                                 % (port, INFO_TIMEOUT_S))
@@ -61,6 +77,27 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
         pass
     finally:
         bar.close()
+        # The INFO answer may still be on its way (the link keeps asking): wait a little.
+        deadline = time.monotonic() + INFO_TIMEOUT_S
+        while link.info is None and link.frames and time.monotonic() < deadline:
+            time.sleep(0.05)
         link.close()
-        recorder.close()
-    return link.health()
+        session_set = session_set or _set_session(recorder, link.info)  # a late INFO
+        try:
+            recorder.close()
+        except (OSError, RuntimeError) as exc:  # h5py reports write failures as either
+            reason = getattr(exc, "strerror", None) or _write_failure(exc)
+            raise UserError(
+                "recording stopped after %.0f s: cannot write %s (%s); what was written "
+                "before is kept (if `walkerlab info` cannot read it, `walkerlab recover "
+                "%s --out NEW.h5` salvages it)" % (time.monotonic() - t0, out_path,
+                                                  reason, out_path)) from None
+        if link.frames == 0 and sys.exc_info()[0] is not None:
+            # Failed before anything arrived: leave nothing that would block a retry.
+            try:
+                os.unlink(out_path)
+            except OSError:
+                pass
+    health = link.health()
+    health["info_received"] = session_set
+    return health

@@ -504,9 +504,23 @@ def _same(a, b) -> bool:
         return a is b
 
 
+def _check_model_npz(path: Path) -> None:
+    """Refuse, before loading, an .npz whose arrays are pickles or would not fit what
+    the file can hold (zip bombs, huge declared shapes): see recognizers/npz_files.py."""
+    from recognizers.npz_files import NpzFormatError, check_npz
+
+    if path.is_file() and zipfile.is_zipfile(path):
+        try:
+            check_npz(path)
+        except NpzFormatError as exc:
+            raise ModelFormatError("%s is not a WalkerLab model file (%s)" % (
+                path, str(exc).split(": ", 1)[-1])) from None
+
+
 def _read_model_file(path):
     """(header dict, arrays dict) of a model file, or :class:`ModelFormatError`."""
     path = Path(path)
+    _check_model_npz(path)
     try:
         with np.load(path, allow_pickle=False) as npz:
             if not hasattr(npz, "files"):
@@ -572,6 +586,7 @@ def read_model_header(path) -> dict:
     Reads no model arrays except the class names: cheap enough to list a folder.
     """
     path = Path(path)
+    _check_model_npz(path)
     try:
         with np.load(path, allow_pickle=False) as z:
             if _HEADER_KEY not in z.files:

@@ -103,6 +103,18 @@ MODEL_CHUNK_MAX = const(MAX_PAYLOAD - 4)
 MIN_RATE_HZ = const(25)
 MAX_RATE_HZ = const(200)
 
+# Payload lengths each device -> host frame type may have (min, max). A frame whose
+# length does not fit its type is rejected like a CRC error: with CRC-16 alone about
+# one random candidate in 65,536 passes, and a false frame would corrupt the loss
+# counters. Commands are not listed: the firmware answers a malformed one with a NAK
+# (bad argument), which a silent drop would hide. Unlisted types (newer firmware)
+# are accepted with any length.
+PAYLOAD_LENGTHS = {
+    SAMPLE: (SAMPLE_LEN, SAMPLE_LEN), INFO: (INFO_LEN, INFO_LEN),
+    ACK: (ACK_LEN, ACK_LEN), NAK: (ACK_LEN, ACK_LEN), LOG: (1, MAX_PAYLOAD),
+    ACTIVITY: (ACTIVITY_LEN, ACTIVITY_LEN), TRUTH: (TRUTH_LEN, TRUTH_LEN),
+}
+
 LOG_DEBUG = const(10)
 LOG_INFO = const(20)
 LOG_WARNING = const(30)
@@ -181,12 +193,19 @@ def _find_sync(buf, start):
 class FrameDecoder:
     """Incremental decoder: feed() arbitrary byte chunks, get back the frames completed.
 
-    On a bad sync, an impossible length, an unknown version or a CRC mismatch it slides
-    one byte and rescans, so one corrupted byte costs at most the frames it touches.
+    On a bad sync, an impossible length, an unknown version, a CRC mismatch or a
+    length that does not fit the frame type it slides one byte and rescans, so one
+    corrupted byte costs at most the frames it touches.
     Counters: bytes_in, frames_ok, crc_errors, bad_headers (impossible length),
+    bad_lengths (CRC-valid frames whose length does not fit their type: false frames),
     version_errors (intact frames of another protocol version), resyncs (times bytes
     had to be discarded to regain sync), bytes_skipped, seq_gaps (jumps in the
     device's sequence numbers) and frames_lost (frames those jumps skipped).
+
+    A jump in the sequence is only counted for good when the next frame continues
+    after it: if instead the next frame continues from before the jump, the jumping
+    frame was a false one (a CRC collision in corrupted bytes) and the jump is
+    withdrawn (counted in false_jumps), so a false frame cannot inflate the losses.
     """
 
     def __init__(self, max_payload=MAX_PAYLOAD, track_sequence=True):
@@ -205,6 +224,9 @@ class FrameDecoder:
         self.bytes_skipped = 0
         self.seq_gaps = 0
         self.frames_lost = 0
+        self.bad_lengths = 0
+        self.false_jumps = 0
+        self._pending_jump = None  # (gap, last_seq before the jump)
 
     def counters(self):
         return {
@@ -212,7 +234,8 @@ class FrameDecoder:
             "crc_errors": self.crc_errors, "bad_headers": self.bad_headers,
             "version_errors": self.version_errors, "resyncs": self.resyncs,
             "bytes_skipped": self.bytes_skipped, "seq_gaps": self.seq_gaps,
-            "frames_lost": self.frames_lost,
+            "frames_lost": self.frames_lost, "bad_lengths": self.bad_lengths,
+            "false_jumps": self.false_jumps,
         }
 
     def pending(self):
@@ -222,6 +245,26 @@ class FrameDecoder:
     def _skip(self, n):
         self.bytes_skipped += n
         self._skipping = True
+
+    def _track(self, seq):
+        pending = self._pending_jump
+        self._pending_jump = None
+        if pending is not None:
+            jump, before = pending
+            since_before = (seq - before - 1) & 0xFFFF
+            if since_before < jump:
+                # This frame continues from before the jump: the jumping frame was false.
+                self.seq_gaps -= 1
+                self.frames_lost -= jump
+                self.false_jumps += 1
+                self.last_seq = before
+        if self.last_seq >= 0:
+            gap = (seq - self.last_seq - 1) & 0xFFFF
+            if gap:
+                self.seq_gaps += 1
+                self.frames_lost += gap
+                self._pending_jump = (gap, self.last_seq)
+        self.last_seq = seq
 
     def feed(self, data):
         self.bytes_in += len(data)
@@ -266,16 +309,17 @@ class FrameDecoder:
                 self._skip(HEADER_LEN + length + CRC_LEN)
                 pos = end + CRC_LEN
                 continue
+            bounds = PAYLOAD_LENGTHS.get(ftype)
+            if bounds is not None and not bounds[0] <= length <= bounds[1]:
+                self.bad_lengths += 1
+                self._skip(1)
+                pos = idx + 1
+                continue
             if self._skipping:
                 self.resyncs += 1
                 self._skipping = False
             if self.track_sequence:
-                if self.last_seq >= 0:
-                    gap = (seq - self.last_seq - 1) & 0xFFFF
-                    if gap:
-                        self.seq_gaps += 1
-                        self.frames_lost += gap
-                self.last_seq = seq
+                self._track(seq)
             self.frames_ok += 1
             frames.append(Frame(ftype, seq, t_us, bytes(buf[idx + HEADER_LEN:end])))
             pos = end + CRC_LEN

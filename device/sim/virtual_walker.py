@@ -138,6 +138,8 @@ class FaultConfig:
     stall_duration_s: float = 3.0  # ... for this long, then resumes
     disconnect_every_s: float = 0.0  # the USB cable is pulled this often (0: never) ...
     disconnect_duration_s: float = 1.0  # ... and plugged back in after this long
+    disconnect_jitter: float = 0.0  # both drawn from [x (1 - j), x (1 + j)] (0: fixed)
+    corrupt_first_info: int = 0  # the first N INFO frames sent get one payload bit flipped
     seed: int = 0
 
 
@@ -150,12 +152,31 @@ class FaultInjector:
         self.rng = np.random.default_rng(config.seed)
         self.bits_flipped = 0
         self.bytes_dropped = 0
+        self.infos_corrupted = 0
         self.clean_log = bytearray() if keep_log else None
         self.touched_log = bytearray() if keep_log else None
+
+    _INFO_HEAD = bytes((wire.SYNC0, wire.SYNC1, wire.PROTOCOL_VERSION, wire.INFO))
+
+    def _corrupt_info(self, data: bytes, touched: np.ndarray) -> bytes:
+        """The worst case for identity: the walker's INFO answers are hit."""
+        pos = data.find(self._INFO_HEAD)
+        while pos >= 0 and self.infos_corrupted < self.config.corrupt_first_info:
+            at = pos + wire.HEADER_LEN + 3  # inside the walker id
+            if at < len(data):
+                data = data[:at] + bytes((data[at] ^ 0x01,)) + data[at + 1:]
+                touched[at] = 1
+                self.infos_corrupted += 1
+                self.bits_flipped += 1
+            pos = data.find(self._INFO_HEAD, pos + 1)
+        return data
 
     def apply(self, data: bytes) -> bytes:
         c = self.config
         touched = np.zeros(len(data), dtype=np.uint8)
+        clean = data
+        if data and self.infos_corrupted < c.corrupt_first_info:
+            data = self._corrupt_info(data, touched)
         if data and (c.corrupt_rate > 0 or c.drop_rate > 0):
             buf = np.frombuffer(data, dtype=np.uint8).copy()
             if c.corrupt_rate > 0:
@@ -174,7 +195,7 @@ class FaultInjector:
         else:
             out = data
         if self.clean_log is not None:
-            self.clean_log += data
+            self.clean_log += clean
             self.touched_log += touched.tobytes()
         return out
 
@@ -240,6 +261,10 @@ class PtyServer:
         self.close()
 
     # ---- serving ------------------------------------------------------------------------
+    def _jittered(self, seconds: float) -> float:
+        j = self.faults.disconnect_jitter
+        return seconds * self.injector.rng.uniform(1 - j, 1 + j) if j else seconds
+
     def _write(self, data: bytes) -> None:
         self._pending.extend(data)
         if len(self._pending) > self.MAX_PENDING:
@@ -263,8 +288,12 @@ class PtyServer:
         if data:
             self.walker.receive(data)
 
-    def serve(self, duration_s: float | None = None, should_stop=None) -> None:
-        """Run until duration_s elapses, should_stop() is true, or interrupted."""
+    def serve(self, duration_s: float | None = None, should_stop=None,
+              speed: float = 1.0) -> None:
+        """Run until duration_s elapses, should_stop() is true, or interrupted.
+
+        speed: device seconds per real second (20: an hour of walking in three
+        minutes, for soak tests); fault intervals stay in real seconds."""
         if self._master is None:
             self.open()
         faults = self.faults
@@ -282,13 +311,14 @@ class PtyServer:
             if now >= next_disconnect:
                 self._unplug()
                 self.disconnects += 1
-                time.sleep(faults.disconnect_duration_s)
+                time.sleep(self._jittered(faults.disconnect_duration_s))
                 # The firmware sampled on while unplugged; USB CDC drops what it wrote
                 # into a closed port, so the host sees those frames as a sequence gap.
-                t_dev = time.monotonic() - t0 - frozen_s
+                t_dev = (time.monotonic() - t0 - frozen_s) * speed
                 self.bytes_discarded += len(self.walker.advance(int(t_dev * 1e6)))
                 self._plug()
-                next_disconnect = time.monotonic() - t0 + faults.disconnect_every_s
+                next_disconnect = (time.monotonic() - t0
+                                   + self._jittered(faults.disconnect_every_s))
                 continue
             if now >= next_stall:
                 self.stalls += 1
@@ -296,10 +326,10 @@ class PtyServer:
                 frozen_s += faults.stall_duration_s
                 next_stall = time.monotonic() - t0 + faults.stall_every_s
                 continue
-            readable, _, _ = select.select([self._master], [], [], period / 2)
+            readable, _, _ = select.select([self._master], [], [], period / 2 / speed)
             if readable:
                 self._read_commands()
-            t_dev = time.monotonic() - t0 - frozen_s
+            t_dev = (time.monotonic() - t0 - frozen_s) * speed
             out = self.walker.advance(int(t_dev * 1e6))
             if out:
                 self._write(self.injector.apply(out))

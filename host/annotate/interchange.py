@@ -186,7 +186,12 @@ def import_eaf(path) -> dict[str, list[tuple[float, float, str]]]:
     slots = {}
     for s in root.iter("TIME_SLOT"):
         if s.get("TIME_VALUE") is not None:
-            slots[s.get("TIME_SLOT_ID")] = int(s.get("TIME_VALUE")) / 1000.0
+            try:
+                slots[s.get("TIME_SLOT_ID")] = int(s.get("TIME_VALUE")) / 1000.0
+            except ValueError:
+                raise UserError("%s: time slot %s has TIME_VALUE %r, not milliseconds"
+                                % (path, s.get("TIME_SLOT_ID"),
+                                   s.get("TIME_VALUE")[:40])) from None
     out = {}
     for tier in root.iter("TIER"):
         segs = []

@@ -10,6 +10,8 @@ sample (its time plus one period), so a segment holds whole samples.
 """
 from __future__ import annotations
 
+import heapq
+
 import json
 import os
 from dataclasses import dataclass, field
@@ -124,11 +126,40 @@ class SampleGrid:
 
 # ---- edits: pure functions on sorted non-overlapping segment lists ---------------
 def normalise(segments) -> list[Segment]:
-    """Sorted, non-overlapping (later segments win where they overlap)."""
-    out: list[Segment] = []
+    """Sorted, non-overlapping (later segments win where they overlap).
+
+    The same result as painting the segments one after another (``paint``), in
+    O(n log n): a sweep over the sorted boundaries keeps the covering segments in a
+    max-heap by row, so each elementary interval goes to the latest segment over it.
+    """
+    rows = []
     for a, b, c in segments:
-        out = paint(out, float(a), float(b), str(c))
-    return out
+        a, b, c = float(a), float(b), str(c)
+        if b < a:
+            a, b = b, a
+        if b > a and c:
+            rows.append((a, b, c))
+    if not rows:
+        return []
+    starts = sorted(range(len(rows)), key=lambda i: rows[i][0])
+    bounds = sorted({x for a, b, _ in rows for x in (a, b)})
+    heap: list[int] = []  # -row index of segments started so far (lazy deletion)
+    out: list[Segment] = []
+    nxt = 0
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        while nxt < len(starts) and rows[starts[nxt]][0] <= lo:
+            heapq.heappush(heap, -starts[nxt])
+            nxt += 1
+        while heap and rows[-heap[0]][1] <= lo:
+            heapq.heappop(heap)  # ended: no later interval can need it
+        if not heap:
+            continue
+        i = -heap[0]
+        if out and out[-1][1] == lo and out[-1][3] == i:
+            out[-1] = (out[-1][0], hi, out[-1][2], i)  # the same segment goes on
+        else:
+            out.append((lo, hi, rows[i][2], i))
+    return [(a, b, c) for a, b, c, _ in out]
 
 
 def _cut(segments, start: float, stop: float) -> list[Segment]:

@@ -123,7 +123,7 @@ SESSION_ATTRS = ("subject_id", "walker_id", "firmware_version", "calibration", "
 # Decoder counters (wire.FrameDecoder.counters()), attributes of /events/decoder.
 DECODER_COUNTERS = ("bytes_in", "frames_ok", "crc_errors", "bad_headers",
                     "version_errors", "resyncs", "bytes_skipped", "seq_gaps",
-                    "frames_lost")
+                    "frames_lost", "bad_lengths", "false_jumps")
 QUEUE_DROPS_ATTR = "queue_drops"  # on /events/link: recorder queue overflows (items)
 
 # Label track attributes (on /annotations/<track>).

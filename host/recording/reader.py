@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -81,6 +82,21 @@ def parse_version(version: str) -> tuple[int, int, int]:
     return int(parts[0]), int(parts[1]), int(parts[2])
 
 
+_TRUNCATED = re.compile(r"truncated file: eof = (\d+).*stored_eof = (\d+)")
+
+
+class TruncatedRecordingError(RecordingFormatError):
+    """The file is shorter than HDF5 says it should be: cut short (an interrupted
+    copy, a full disk), not a file still being written."""
+
+    def __init__(self, path, size: int, expected: int) -> None:
+        self.path, self.size, self.expected = os.fspath(path), size, expected
+        super().__init__(
+            "%s: the file is truncated (%d of %d bytes: an interrupted copy or a full "
+            "disk cut it short); `walkerlab recover %s --out NEW.h5` salvages every "
+            "complete part of it" % (self.path, size, expected, self.path))
+
+
 def open_h5(path, mode: str = "r") -> h5py.File:
     """h5py.File(path, mode), with the errors a user can meet turned into one line."""
     path = os.fspath(path)
@@ -92,7 +108,11 @@ def open_h5(path, mode: str = "r") -> h5py.File:
         return h5py.File(path, mode)
     except OSError as exc:
         msg = _one_line(exc)
-        if "lock" in msg:
+        cut = _TRUNCATED.search(msg)
+        if cut:
+            raise TruncatedRecordingError(path, int(cut.group(1)), int(cut.group(2))) \
+                from None
+        if "unable to lock" in msg.lower() or "errno = 11" in msg:
             raise RecordingFormatError(
                 "%s: the file is open for writing by another process (%s)"
                 % (path, msg)) from None
@@ -102,8 +122,70 @@ def open_h5(path, mode: str = "r") -> h5py.File:
                                    % (path, msg)) from None
 
 
-def check_format(f: h5py.File, path) -> str:
-    """The file's format_version; RecordingFormatError if this code cannot read it."""
+# ---- reading datasets from a file we did not write -------------------------------------
+# A crafted file can declare any shape (10^12 rows, none stored) or a compression bomb;
+# every dataset is checked against the layout (kind, rank, dtype) and what reading it
+# would allocate is charged to a budget of a few times the file's size before a byte
+# is read.
+READ_ALLOWANCE_BYTES = 64 * 1024**2
+READ_FACTOR = 4
+
+
+class ReadBudget:
+    """Bytes a reader may still allocate for one file's datasets."""
+
+    def __init__(self, path) -> None:
+        self.path = os.fspath(path)
+        try:
+            size = os.path.getsize(self.path)
+        except OSError:
+            size = 0
+        self.left = READ_ALLOWANCE_BYTES + READ_FACTOR * size
+
+    def take(self, nbytes: int, where: str) -> None:
+        if nbytes > self.left:
+            raise RecordingFormatError(
+                "%s: %s declares %.0f MB, more than the file (%.1f MB) can hold; "
+                "refusing to read it" % (self.path, where, nbytes / 1e6,
+                                         os.path.getsize(self.path) / 1e6))
+        self.left -= nbytes
+
+
+def _compatible(actual: np.dtype, expected: np.dtype) -> bool:
+    if expected.names:
+        return bool(actual.names) and all(
+            n in actual.names and _compatible(actual[n], expected[n]) for n in expected.names)
+    if expected.kind == "O":  # variable-length text
+        return actual.kind in "OSU"
+    return actual.kind in "biuf" and np.can_cast(actual, expected, casting="same_kind")
+
+
+def checked_dataset(f: h5py.File, where: str, dtype, tail_shape: tuple = (),
+                    budget: ReadBudget | None = None, name: str | None = None
+                    ) -> h5py.Dataset:
+    """f[where] if it is a dataset of rank 1 + len(tail_shape) with that tail and a
+    dtype that reads as ``dtype``, its size charged to ``budget``;
+    RecordingFormatError naming the file (``name``, else f's) and the dataset otherwise."""
+    obj = f.get(where)
+    path = name or f.filename
+    dtype = np.dtype(dtype)
+    if not isinstance(obj, h5py.Dataset):
+        raise RecordingFormatError("%s: %s is %s, not a dataset" % (
+            path, where, "missing" if obj is None else "a group"))
+    if obj.ndim != 1 + len(tail_shape) or tuple(obj.shape[1:]) != tuple(tail_shape):
+        raise RecordingFormatError("%s: %s has shape %s, expected (n%s)" % (
+            path, where, obj.shape, "".join(", %d" % d for d in tail_shape)))
+    if not _compatible(obj.dtype, dtype):
+        raise RecordingFormatError("%s: %s has dtype %s, expected %s" % (
+            path, where, obj.dtype, dtype))
+    if budget is not None:
+        budget.take(int(obj.size) * max(obj.dtype.itemsize, dtype.itemsize), where)
+    return obj
+
+
+def check_format(f: h5py.File, path, check_calibration: bool = True) -> str:
+    """The file's format_version; RecordingFormatError if this code cannot read it
+    (``check_calibration``: also if its calibration attribute is not a valid one)."""
     if text(f.attrs.get("format", "")) != L.FORMAT_NAME:
         raise RecordingFormatError("%s: not a WalkerLab recording (an HDF5 file without "
                                    "the attribute format='%s')" % (path, L.FORMAT_NAME))
@@ -118,6 +200,16 @@ def check_format(f: h5py.File, path) -> str:
             "%s: recording format %s is not supported (this WalkerLab reads %d.x; %s)"
             % (path, version, L.FORMAT_MAJOR,
                "upgrade WalkerLab" if major > L.FORMAT_MAJOR else "migrate the file"))
+    calibration = text(f.attrs.get("calibration", ""))
+    if check_calibration and calibration:
+        from calibration import WalkerCalibration
+
+        try:
+            WalkerCalibration.from_json(calibration, "calibration")
+        except ValueError as exc:  # CalibrationError: says what is wrong with it
+            raise RecordingFormatError(
+                "%s: its %s; `walkerlab recover %s --calibration FILE --out NEW.h5` "
+                "replaces it" % (path, str(exc).splitlines()[0], path)) from None
     return version
 
 
@@ -207,8 +299,24 @@ class LabelTrack:
         return out
 
 
-def _read_track(ds: h5py.Dataset) -> LabelTrack:
+def label_track_names(f: h5py.File) -> list[str]:
+    """Names of the datasets under /annotations (groups there are the annotator's)."""
+    if L.ANNOTATIONS not in f:
+        return []
+    g = f[L.ANNOTATIONS]
+    if not isinstance(g, h5py.Group):
+        raise RecordingFormatError("%s: %s is a dataset, not a group" % (f.filename,
+                                                                         L.ANNOTATIONS))
+    return [name for name, obj in g.items() if isinstance(obj, h5py.Dataset)]
+
+
+def _read_track(f: h5py.File, where: str, budget: ReadBudget | None = None) -> LabelTrack:
+    """A label track checked against LABEL_DTYPE; RecordingFormatError if damaged."""
+    ds = checked_dataset(f, where, L.LABEL_DTYPE, (), budget)
     rows = _decode_strings(ds[()])
+    if not (np.isfinite(rows["start_s"]).all() and np.isfinite(rows["stop_s"]).all()):
+        raise RecordingFormatError("%s: label track %s has times that are not finite"
+                                   % (f.filename, where))
     return LabelTrack(ds.name.rsplit("/", 1)[-1], rows["start_s"].astype(np.float64),
                       rows["stop_s"].astype(np.float64), rows["activity"].astype(object),
                       **{k: text(ds.attrs.get(k, "")) for k in L.LABEL_ATTRS})
@@ -317,23 +425,36 @@ class Recording:
             "raw_bytes": int(self.raw_size),
             "label_tracks": sorted(self.labels),
             "closed_cleanly": self.closed_cleanly,
+            # The walker's INFO frame (identity, rates) never arrived and no
+            # calibration was attached: physical units are nominal guesses.
+            "walker_info_missing": self.info is None and not self.calibration,
         }
 
 
-def _table(f: h5py.File, path: str, dtype: np.dtype) -> np.ndarray:
+def _table(f: h5py.File, path: str, dtype: np.dtype, budget: ReadBudget) -> np.ndarray:
     if path not in f:
         return np.zeros(0, dtype=_decode_strings(np.zeros(0, dtype)).dtype)
-    return _decode_strings(f[path][()])
+    return _decode_strings(checked_dataset(f, path, dtype, (), budget)[()])
 
 
-def _read_samples(f: h5py.File) -> tuple[SampleBlock, np.ndarray]:
+def _read_samples(f: h5py.File, budget: ReadBudget) -> tuple[SampleBlock, np.ndarray]:
     if L.SAMPLES not in f:
         return SampleBlock.empty(), np.zeros(0)
     g = f[L.SAMPLES]
+    if not isinstance(g, h5py.Group):
+        raise RecordingFormatError("%s: %s is a dataset, not a group" % (f.filename,
+                                                                         L.SAMPLES))
     names = [n for n in L.SAMPLE_COLUMNS if n in g]
+    columns = {name: checked_dataset(f, L.SAMPLES + "/" + name, *L.SAMPLE_COLUMNS[name],
+                                     budget=budget) for name in names}
     # After a crash the columns may differ in length by one write: keep whole rows.
-    n = min(g[name].shape[0] for name in names) if names else 0
-    cols = {name: g[name][:n] for name in names}
+    n = min(ds.shape[0] for ds in columns.values()) if names else 0
+    cols = {name: ds[:n].astype(L.SAMPLE_COLUMNS[name][0], copy=False)
+            for name, ds in columns.items()}
+    missing = [n for n in SampleBlock.__dataclass_fields__ if n not in cols]
+    if missing:
+        raise RecordingFormatError("%s: sample columns missing: %s"
+                                   % (f.filename, ", ".join(missing)))
     block = SampleBlock(**{name: cols[name] for name in SampleBlock.__dataclass_fields__})
     return block, cols["timestamps"].astype(np.float64)
 
@@ -351,9 +472,10 @@ def open_recording(path) -> Recording:
         if not attrs.get("closed_cleanly", 0) and not attrs.get("recovered_at"):
             notes.append("the recording was not closed cleanly (crash or still being "
                          "written); `walkerlab recover` rebuilds it from the raw log")
+        budget = ReadBudget(path)
         try:
-            samples, time_s = _read_samples(f)
-            info_table = _table(f, L.INFO, L.INFO_DTYPE)
+            samples, time_s = _read_samples(f, budget)
+            info_table = _table(f, L.INFO, L.INFO_DTYPE, budget)
             info = None
             if len(info_table):
                 info = {k: _plain(v) for k, v in f[L.INFO].attrs.items()}
@@ -365,21 +487,19 @@ def open_recording(path) -> Recording:
             if L.LINK_EVENTS in f:
                 queue_drops = int(f[L.LINK_EVENTS].attrs.get(L.QUEUE_DROPS_ATTR, 0))
             labels = {}
-            if L.ANNOTATIONS in f:
-                for name, ds in f[L.ANNOTATIONS].items():
-                    if isinstance(ds, h5py.Dataset):
-                        labels[name] = _read_track(ds)
+            for name in label_track_names(f):
+                labels[name] = _read_track(f, L.ANNOTATIONS + "/" + name, budget)
             rec = Recording(
                 path=path, attrs=attrs, samples=samples, time_s=time_s,
-                raw_chunks=f[L.SERIAL_CHUNKS][()] if L.SERIAL_CHUNKS in f
-                else np.zeros(0, L.CHUNK_DTYPE),
-                raw_size=f[L.SERIAL_BYTES].shape[0] if L.SERIAL_BYTES in f else 0,
+                raw_chunks=_table(f, L.SERIAL_CHUNKS, L.CHUNK_DTYPE, budget),
+                raw_size=checked_dataset(f, L.SERIAL_BYTES, np.uint8).shape[0]
+                if L.SERIAL_BYTES in f else 0,
                 info=info, info_table=info_table,
-                log=_table(f, L.LOG, L.LOG_DTYPE),
-                device_activity=_table(f, L.ACTIVITY, L.ACTIVITY_DTYPE),
-                truth=_table(f, L.TRUTH, L.TRUTH_DTYPE),
-                link_events=_table(f, L.LINK_EVENTS, L.EVENT_DTYPE),
-                decoder_events=_table(f, L.DECODER_EVENTS, L.EVENT_DTYPE),
+                log=_table(f, L.LOG, L.LOG_DTYPE, budget),
+                device_activity=_table(f, L.ACTIVITY, L.ACTIVITY_DTYPE, budget),
+                truth=_table(f, L.TRUTH, L.TRUTH_DTYPE, budget),
+                link_events=_table(f, L.LINK_EVENTS, L.EVENT_DTYPE, budget),
+                decoder_events=_table(f, L.DECODER_EVENTS, L.EVENT_DTYPE, budget),
                 labels=labels, counters=counters, queue_drops=queue_drops, warnings=notes)
         except (OSError, KeyError, ValueError, TypeError) as exc:
             raise RecordingFormatError("%s: damaged recording (%s)" % (path, _one_line(exc))) \

@@ -189,6 +189,12 @@ class _Deriver:
             events.append((host_time, "resync", "%d bytes skipped" % self._skipped,
                            delta["resyncs"]))
             self._skipped = 0
+        if delta["bad_lengths"]:
+            events.append((host_time, "bad_length", "", delta["bad_lengths"]))
+        if delta["false_jumps"]:
+            # A jump already logged was a false frame's: its gap is withdrawn below.
+            events.append((host_time, "false_jump", "sequence jump withdrawn",
+                           delta["false_jumps"]))
         if delta["seq_gaps"]:
             events.append((host_time, "seq_gap", "%d gap(s)" % delta["seq_gaps"],
                            delta["frames_lost"]))
@@ -323,8 +329,8 @@ def _write_track(f: h5py.File, track: LabelTrack, mode: str) -> LabelTrack:
     else:
         if exists:
             del f[path]
-        ds = create_track_table(f, path, track, created=now, modified=now)
-    return _read_track(ds)
+        create_track_table(f, path, track, created=now, modified=now)
+    return _read_track(f, path)
 
 
 def write_labels(path, track: str, segments, *, annotator: str = "",
@@ -396,6 +402,25 @@ def write_truth_track(f: h5py.File) -> LabelTrack | None:
 
 
 # ---- the writer ----------------------------------------------------------------------
+_TEARDOWN_SKIPPED = []
+EXIT_CODE_AFTER_WRITE_FAILURE = 2
+
+
+def _skip_hdf5_teardown_at_exit() -> None:
+    if _TEARDOWN_SKIPPED:
+        return
+    import atexit
+    import sys
+
+    def leave() -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_CODE_AFTER_WRITE_FAILURE)
+
+    _TEARDOWN_SKIPPED.append(True)
+    atexit.register(leave)  # Python's atexit runs before the C library's teardown
+
+
 class RecordingWriter:
     """Owns one recording's h5py.File; use it from one thread (or via RecorderThread).
 
@@ -564,7 +589,10 @@ class RecordingWriter:
             try:
                 self._f.close()
             except Exception:
-                pass
+                # The disk is full (or gone): HDF5 keeps the file half-closed and its
+                # library teardown at exit then crashes (SIGSEGV/SIGBUS, HDF5 1.14).
+                # What was flushed is on disk; leave without that teardown.
+                _skip_hdf5_teardown_at_exit()
 
     def __enter__(self) -> "RecordingWriter":
         return self

@@ -1,6 +1,8 @@
 """Label edits against a brute-force model: a label per sample of a fine grid."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from host.annotate import labels as L
 from host.annotate.agreement import agreement, cohen_kappa
@@ -139,3 +141,32 @@ def test_agreement_counts_only_samples_both_label_and_uses_the_window():
     assert r.accuracy == pytest.approx(85 / 90)
     assert r.windowed_accuracy == 1.0
     assert agreement(a, [], t).n_samples == 0
+
+
+def _normalise_by_painting(segments):
+    """The definition: paint the segments one after another."""
+    out = []
+    for a, b, c in segments:
+        out = L.paint(out, float(a), float(b), str(c))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30),
+                          st.sampled_from(["a", "b", "c", ""])), max_size=25))
+def test_fast_normalise_equals_painting_one_after_another(rows):
+    segments = [(a / 4, b / 4, c) for a, b, c in rows]  # many shared boundaries
+    assert L.normalise(segments) == _normalise_by_painting(segments)
+
+
+def test_normalise_is_not_quadratic():
+    # 200,000 overlapping rows would take hours painted one by one; here, seconds.
+    rng = np.random.default_rng(0)
+    a = np.sort(rng.uniform(0, 1e5, 200_000))
+    rows = list(zip(a.tolist(), (a + rng.uniform(0.1, 3, a.size)).tolist(),
+                    rng.choice(["a", "b"], a.size).tolist()))
+    out = L.normalise(rows)
+    starts = np.array([s for s, _, _ in out])
+    stops = np.array([e for _, e, _ in out])
+    assert np.all(stops > starts) and np.all(starts[1:] >= stops[:-1])
+    assert out[-1][1] == max(b for _, b, _ in rows)

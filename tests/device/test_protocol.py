@@ -204,3 +204,42 @@ def test_arbitrary_bytes_never_raise(data):
     decoder.feed(data)
     decoder.finish()
     assert decoder.pending() == 0
+
+
+def test_frame_whose_length_does_not_fit_its_type_is_rejected():
+    # A CRC-valid SAMPLE with 27 payload bytes: what a CRC-16 collision in corrupted
+    # bytes looks like. It must not come out, and the good frame after it must.
+    false = wire.encode_frame(wire.SAMPLE, 7, 0, bytes(27))
+    good = wire.encode_frame(wire.SAMPLE, 1, 0, bytes(wire.SAMPLE_LEN))
+    dec = wire.FrameDecoder()
+    frames = dec.feed(false + good)
+    assert [(f.frame_type, f.seq) for f in frames] == [(wire.SAMPLE, 1)]
+    assert dec.bad_lengths == 1
+    # Every listed type accepts exactly its documented lengths.
+    for ftype, (lo, hi) in wire.PAYLOAD_LENGTHS.items():
+        for n in {lo, hi}:
+            assert wire.FrameDecoder().feed(wire.encode_frame(ftype, 0, 0, bytes(n)))
+        if lo > 0:
+            assert not wire.FrameDecoder().feed(wire.encode_frame(ftype, 0, 0, bytes(lo - 1)))
+
+
+def test_a_false_frame_cannot_inflate_the_loss_counters():
+    def sample(seq):
+        return wire.encode_frame(wire.SAMPLE, seq, 0, bytes(wire.SAMPLE_LEN))
+
+    # 0, 1, 2, [false 9000], 3, 4: the jump to 9000 is withdrawn by frame 3.
+    dec = wire.FrameDecoder()
+    dec.feed(sample(0) + sample(1) + sample(2) + sample(9000) + sample(3) + sample(4))
+    assert (dec.seq_gaps, dec.frames_lost, dec.false_jumps) == (0, 0, 1)
+    # A false frame behind the stream (seq 1 after 2) is withdrawn too.
+    dec = wire.FrameDecoder()
+    dec.feed(sample(0) + sample(1) + sample(2) + sample(1) + sample(3))
+    assert (dec.seq_gaps, dec.frames_lost) == (0, 0)
+    # A real loss (frames 3-5 never arrive) stays counted once the stream goes on after it.
+    dec = wire.FrameDecoder()
+    dec.feed(sample(0) + sample(1) + sample(2) + sample(6) + sample(7))
+    assert (dec.seq_gaps, dec.frames_lost, dec.false_jumps) == (1, 3, 0)
+    # A walker that restarts its sequence after a reboot is a real jump.
+    dec = wire.FrameDecoder()
+    dec.feed(sample(500) + sample(501) + sample(0) + sample(1))
+    assert dec.seq_gaps == 1 and dec.false_jumps == 0

@@ -167,3 +167,115 @@ def test_record_refuses_to_overwrite_an_existing_recording(served_walker, tmp_pa
                       str(out), "--quiet"]) == 2
     assert "already exists" in capsys.readouterr().err
     assert out.read_bytes() == b"precious"
+
+
+def test_identity_and_calibration_survive_corrupted_info_frames(served_walker, tmp_path,
+                                                                 capsys):
+    # The walker's first three INFO answers are corrupted: the link keeps asking.
+    served = served_walker(rate_hz=50, faults=FaultConfig(corrupt_first_info=3, seed=2))
+    out = tmp_path / "info.h5"
+    health = record_session(served.path, out, 4.0, progress=False)
+    assert served.server.injector.infos_corrupted == 3
+    assert health["info_received"] and health["info_requests"] >= 4
+    info = _info(out, capsys)
+    assert info["walker_id"] == "SIM-0" and not info["walker_info_missing"]
+    assert json.loads(open_recording(out).attrs["calibration"])["walker_id"] == "SIM-0"
+
+
+def test_a_recording_without_info_says_so_and_recover_attaches_a_calibration(
+        served_walker, tmp_path, capsys):
+    served = served_walker(rate_hz=50, faults=FaultConfig(corrupt_first_info=10 ** 6))
+    out = tmp_path / "noinfo.h5"
+    health = record_session(served.path, out, 1.5, progress=False)
+    assert not health["info_received"]
+    assert walkerlab(["info", str(out)]) == 0
+    assert "WARNING: no walker INFO frame" in capsys.readouterr().out
+    cal = tmp_path / "SIM-0.json"
+    cal.write_text(calibration_for("SIM-0").to_json())
+    assert walkerlab(["recover", str(out), "--calibration", str(cal)]) == 0
+    capsys.readouterr()
+    info = _info(out, capsys)
+    assert info["walker_id"] == "SIM-0" and not info["walker_info_missing"]
+
+
+def test_a_record_that_fails_before_any_frame_leaves_nothing_behind(tmp_path, capsys):
+    import pty
+
+    master, slave = pty.openpty()  # a port that exists but never answers
+    out = tmp_path / "never.h5"
+    try:
+        assert walkerlab(["record", "--port", os.ttyname(slave), "--duration", "5",
+                          "--out", str(out), "--quiet"]) == 2
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert "no frames" in capsys.readouterr().err
+    assert not out.exists()  # a retry is not blocked by an empty file
+
+
+def test_reconnect_loses_no_more_than_the_time_the_walker_was_unplugged(served_walker,
+                                                                         tmp_path):
+    served = served_walker(rate_hz=100, faults=FaultConfig(
+        disconnect_every_s=2.0, disconnect_duration_s=0.5, seed=1))
+    out = tmp_path / "unplugged.h5"
+    health = record_session(served.path, out, 7.0, progress=False)
+    assert health["reconnects"] >= 2
+    t = open_recording(out).samples.t_us / 1e6
+    gaps = np.diff(t)[np.diff(t) > 0.05]
+    assert len(gaps) == health["reconnects"]
+    # Unplugged for 0.5 s; the port is polled every 20 ms, so at most a few frames more.
+    assert np.all(gaps < 0.5 + 0.08), gaps
+
+
+@pytest.mark.parametrize("fraction", [0.35, 0.6, 0.85])
+def test_a_truncated_recording_is_diagnosed_and_recover_keeps_every_complete_chunk(
+        served_walker, tmp_path, capsys, fraction):
+    served = served_walker(rate_hz=100)
+    full = tmp_path / "full.h5"
+    record_session(served.path, full, 6.0, progress=False)
+    data = full.read_bytes()
+    cut = tmp_path / "cut.h5"
+    cut.write_bytes(data[:int(len(data) * fraction)])
+    assert walkerlab(["info", str(cut)]) == 2
+    err = capsys.readouterr().err
+    assert "truncated" in err and "open for writing" not in err
+    out = tmp_path / "salvaged.h5"
+    assert walkerlab(["recover", str(cut), "--out", str(out)]) == 0
+    whole, part = open_recording(full), open_recording(out)
+    n = len(part.samples)
+    # Exactly a prefix of the recording: same samples, nothing invented past the cut.
+    assert 0 < n <= len(whole.samples)
+    np.testing.assert_array_equal(part.samples.seq, whole.samples.seq[:n])
+    np.testing.assert_array_equal(part.samples.loads, whole.samples.loads[:n])
+    assert part.attrs["walker_id"] == "SIM-0"
+
+
+def test_when_hdf5_cannot_read_a_truncated_file_its_frames_are_salvaged_from_its_bytes(
+        served_walker, tmp_path, monkeypatch):
+    """HDF5 may hang on metadata past the cut; recover then decodes the file's bytes."""
+    import sys
+
+    from calibration import WalkerCalibration
+    from host.recording.reader import TruncatedRecordingError
+    recover_module = sys.modules["host.recording.recover"]
+
+    served = served_walker(rate_hz=100)
+    full = tmp_path / "full.h5"
+    record_session(served.path, full, 4.0, progress=False)
+    data = full.read_bytes()
+    cut = tmp_path / "cut.h5"
+    cut.write_bytes(data[:int(len(data) * 0.7)])
+    out = tmp_path / "bytes.h5"
+    calib = WalkerCalibration.from_json(open_recording(full).attrs["calibration"])
+    report = recover_module._salvage_bytes(
+        TruncatedRecordingError(cut, len(data) * 7 // 10, len(data)), str(out), calib)
+    whole, part = open_recording(full), open_recording(out)
+    n = len(part.samples)
+    assert report.samples == n > 0.5 * len(whole.samples)
+    # every salvaged sample is one the walker sent, in order, none invented
+    pos = np.searchsorted(whole.samples.t_us, part.samples.t_us)
+    np.testing.assert_array_equal(whole.samples.t_us[pos], part.samples.t_us)
+    np.testing.assert_array_equal(whole.samples.loads[pos], part.samples.loads)
+    assert part.attrs["walker_id"] == "SIM-0"  # from --calibration
+    assert "salvaged" in part.attrs["notes"]
+

@@ -157,13 +157,14 @@ def test_decoder_events_and_counters(written):
     assert sum(rec.decoder_events[rec.decoder_events["kind"] == "crc_error"]["value"]) \
         == counters["crc_errors"] >= 1
     gaps = rec.decoder_events[rec.decoder_events["kind"] == "seq_gap"]
-    assert sum(gaps["value"]) == counters["frames_lost"] == 3 + 1  # the gap + the CRC loss
+    # The gap, the CRC loss and the two frames whose length does not fit their type.
+    assert sum(gaps["value"]) == counters["frames_lost"] == 3 + 1 + 2
     resyncs = rec.decoder_events[rec.decoder_events["kind"] == "resync"]
     assert resyncs["value"].sum() == counters["resyncs"]
     assert sum(int(d.split()[0]) for d in resyncs["detail"]) <= counters["bytes_skipped"]
     assert kinds.count("unknown_frame") == 1
-    bad = rec.decoder_events[rec.decoder_events["kind"] == "bad_payload"]
-    assert sorted(bad["value"].tolist()) == [wire.LOG, wire.ACTIVITY]
+    bad = rec.decoder_events[rec.decoder_events["kind"] == "bad_length"]
+    assert bad["value"].sum() == counters["bad_lengths"] == 2  # ACTIVITY "abc", empty LOG
 
 
 def test_link_events_round_trip_and_merge_with_decoder_events(written):
