@@ -163,7 +163,7 @@ class Harmonium(_HarmoniumBase):
         Step of the gradient ascent on the per-sample average log-likelihood.
     n_iter : int, default 100
         Passes over the data.
-    batch_size : int or None, default None
+    batch_size : int or None, default 100
         Mini-batch size; None is full-batch gradient ascent (the paper's baseline).
     n_gibbs_steps : int, default 1
         Gibbs sweeps of brief sampling (the ``l`` of CD-l; the paper uses 1).
@@ -174,7 +174,7 @@ class Harmonium(_HarmoniumBase):
     max_gaussian_gain : float in (0, 1), default 0.95
         Bound on the singular values of the Gaussian wing's coupling, which
         keeps the model normalisable.
-    init_scale : float, default 0.01
+    init_scale : float, default 0.1
         Standard deviation of the random initial coupling.
     random_state : int, RandomState or None
     verbose : bool, default False
@@ -197,9 +197,9 @@ class Harmonium(_HarmoniumBase):
         "init_scale": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
-    def __init__(self, n_components=10, *, learning_rate=0.01, n_iter=100, batch_size=None,
+    def __init__(self, n_components=10, *, learning_rate=0.01, n_iter=100, batch_size=100,
                  n_gibbs_steps=1, fit_visible_bias=True, gaussian_columns=None, max_gaussian_gain=0.95,
-                 init_scale=0.01, random_state=None, verbose=False):
+                 init_scale=0.1, random_state=None, verbose=False):
         self.n_components = n_components
         self.learning_rate = learning_rate
         self.n_iter = n_iter
@@ -322,7 +322,7 @@ class BayesianHarmonium(_HarmoniumBase):
     def __init__(self, n_components=10, *, step_size=0.5, n_burn_in=200, n_samples=50, thinning=2,
                  n_gibbs_steps=1, prior_mean=0.0, prior_std=0.1, fit_prior=True, n_em_iter=10,
                  em_samples=10, init="ml", ml_learning_rate=0.01, ml_n_iter=100, fit_visible_bias=True,
-                 gaussian_columns=None, max_gaussian_gain=0.95, init_scale=0.01, random_state=None,
+                 gaussian_columns=None, max_gaussian_gain=0.95, init_scale=0.1, random_state=None,
                  verbose=False):
         self.n_components = n_components
         self.step_size = step_size
