@@ -271,11 +271,11 @@ class BayesianHarmonium(_HarmoniumBase):
     Parameters
     ----------
     n_components : int, default 10
-    step_size : float, default 0.5
+    step_size : float, default 2.0
         ``eps^2 * sum_n ||v_n||^2``: the Langevin step shrinks with N (digest
         P4) and with the rows' squared norm, which keeps one default usable
         across data sets.
-    n_burn_in, n_samples, thinning : int, defaults 200, 50, 2
+    n_burn_in, n_samples, thinning : int, defaults 200, 100, 5
     n_gibbs_steps : int, default 1
         ``l`` of brief sampling (the paper: 1).
     prior_mean, prior_std : float or (D,) array, defaults 0.0 and 0.1
@@ -319,7 +319,7 @@ class BayesianHarmonium(_HarmoniumBase):
         "init_scale": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
-    def __init__(self, n_components=10, *, step_size=0.5, n_burn_in=200, n_samples=50, thinning=2,
+    def __init__(self, n_components=10, *, step_size=2.0, n_burn_in=200, n_samples=100, thinning=5,
                  n_gibbs_steps=1, prior_mean=0.0, prior_std=0.1, fit_prior=True, n_em_iter=10,
                  em_samples=10, init="ml", ml_learning_rate=0.01, ml_n_iter=100, fit_visible_bias=True,
                  gaussian_columns=None, max_gaussian_gain=0.95, init_scale=0.1, random_state=None,

@@ -213,7 +213,7 @@ def test_bayesian_projection_is_one_averaged_matrix_and_posterior_predictive_is_
     manual = logsumexp([core.exact_log_prob(X[:3], Wk.T, b.intercept_visible_) for Wk in b.coupling_samples_],
                        axis=0) - np.log(6)
     assert np.allclose(b.score_samples(X[:3]), manual)
-    assert len(b.trace_) == 20 + 2 * (2 * 3 + 6)
+    assert len(b.trace_) == 20 + 5 * (2 * 3 + 6)
 
 
 def test_dual_wing_fit_standardises_and_scores_a_density():
