@@ -504,9 +504,12 @@ def cmd_latent(args) -> int:
               % (path, model.header["n_windows"], len(args.files), args.components))
     else:
         sessions = [latent.session_windows(p) for p in args.files]
-        for name, (mean, std) in latent.evaluate_projection(
+        print("LOSO, %d sessions: accuracy over windows and over frames (mean +- std of folds)"
+              % len(sessions))
+        for name, acc in latent.evaluate_projection(
                 sessions, args.components, progress=not args.quiet).items():
-            print("%-16s %.3f (+- %.3f)" % (name, mean, std))
+            print("%-16s windows %.3f (+- %.3f)  frames %.3f (+- %.3f)"
+                  % (name, *acc["window"], *acc["frame"]))
     return 0
 
 

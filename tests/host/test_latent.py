@@ -26,7 +26,10 @@ def test_window_events_and_statistics():
     X = np.vstack([X1, X2, X3])
     t = np.r_[t1, t2 + 2.0, t3 + 4.0]
     labels = np.array(["WF"] * 100 + ["TR"] * 100 + ["NTW"] * 100)
-    F, lab, t0, t_end = latent.window_features(X, t, NAMES, labels)
+    labels[120:130] = "ST"
+    counts = []
+    F, lab, t0, t_end = latent.window_features(X, t, NAMES, labels, counts_out=counts)
+    assert counts[2] == {"TR": 40, "ST": 10} and counts[0] == {"WF": 50}
     assert F.shape == (6, 10)
     assert list(lab) == ["WF", "WF", "TR", "TR", "NTW", "NTW"]
     assert np.allclose(t0, [0, 1, 2, 3, 4, 5])
@@ -91,5 +94,6 @@ def test_cli_latent_evaluate_prints_loso_accuracies(sessions_paths, capsys):
 
     assert main(["latent", "evaluate", *sessions_paths, "--quiet", "--components", "2"]) == 0
     out = capsys.readouterr().out
+    assert "frames" in out
     for name in ("1-NN latent", "logistic latent", "1-NN raw", "logistic raw"):
         assert name in out
