@@ -20,10 +20,10 @@ import numbers
 
 import numpy as np
 from scipy.special import logit, logsumexp
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 from tqdm.auto import tqdm
 
 from recognizers.modelling import harmonium_core as core
@@ -31,7 +31,7 @@ from recognizers.modelling import harmonium_core as core
 __all__ = ["BayesianHarmonium", "Harmonium"]
 
 
-class _HarmoniumBase(TransformerMixin, BaseEstimator):
+class _HarmoniumBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared input handling, projection and exact likelihood."""
 
     _parameter_constraints: dict = {
@@ -81,7 +81,6 @@ class _HarmoniumBase(TransformerMixin, BaseEstimator):
         return self._standardize(X)
 
     def _validate_data_array(self, X, reset):
-        from sklearn.utils.validation import check_array
         X = check_array(X, dtype=np.float64, ensure_min_samples=1)
         if reset:
             self.n_features_in_ = X.shape[1]
@@ -143,8 +142,9 @@ class _HarmoniumBase(TransformerMixin, BaseEstimator):
         Ws = self._coupling_list()
         return sum(W @ W.T for W in Ws) / len(Ws)
 
-    def _more_tags(self):  # scikit-learn < 1.6
-        return {"requires_positive_X": False}
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]
 
 
 class Harmonium(_HarmoniumBase):

@@ -246,6 +246,7 @@ def test_clone_pipeline_and_params():
         assert c.get_params() == est.get_params()
         pipe = make_pipeline(c, LogisticRegression()).fit(X, y)
         assert pipe.predict(X).shape == (60,)
+        assert list(c.get_feature_names_out()) == [f"{type(c).__name__.lower()}{j}" for j in range(3)]
 
 
 @pytest.mark.parametrize("est, X, msg", [
