@@ -176,10 +176,13 @@ def test_mcem_recovers_the_prior_scale_from_data():
                           n_burn_in=400, n_em_iter=30, em_samples=10, n_samples=20, step_size=1.0,
                           random_state=0).fit(X)
     assert len(b.prior_history_) == 30
-    small, large = b.prior_std_[:3], b.prior_std_[3:]
-    assert large.min() > 1.5 * small.max()
-    assert np.mean(large) == pytest.approx(0.4, rel=0.4)
-    assert np.all(np.abs(b.prior_mean_) < 0.3)
+    # rotation-invariant per-row scale sqrt(mu_i^2 + sigma_i^2), averaged over each group
+    # (checked over 4 data seeds x 2 chain seeds: small 0.065-0.13, large 0.28-0.39)
+    rms = np.sqrt(b.prior_mean_ ** 2 + b.prior_std_ ** 2)
+    small, large = rms[:3].mean(), rms[3:].mean()
+    assert 0.05 < small < 0.16
+    assert 0.25 < large < 0.5
+    assert large > 2.5 * small
 
 
 # ----------------------------------------------------------------- estimators
