@@ -505,6 +505,27 @@ def cmd_deploy_model(args) -> int:
     return 0
 
 
+def cmd_latent(args) -> int:
+    from host import latent
+
+    if args.action == "fit":
+        if not args.out:
+            raise UserError("latent fit needs --out MODEL.npz")
+        path, model = latent.fit_latent(args.files, args.out, n_components=args.components,
+                                        overwrite=args.overwrite, progress=not args.quiet)
+        print("%s: %d windows of %d recording(s), %d components"
+              % (path, model.header["n_windows"], len(args.files), args.components))
+    else:
+        sessions = [latent.session_windows(p) for p in args.files]
+        print("LOSO, %d sessions: accuracy over windows and over frames (mean +- std of folds)"
+              % len(sessions))
+        for name, acc in latent.evaluate_projection(
+                sessions, args.components, progress=not args.quiet).items():
+            print("%-16s windows %.3f (+- %.3f)  frames %.3f (+- %.3f)"
+                  % (name, *acc["window"], *acc["frame"]))
+    return 0
+
+
 def cmd_workbench(args) -> int:
     from host.workbench.app import run_workbench
 
@@ -742,6 +763,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write an HTML report with plots and the JSON metrics to DIR")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("latent", help="latent map of walker windows (Bayesian harmonium)",
+                       description="fit: learn a dual-wing Bayesian harmonium over per-window "
+                       "events and statistics and save it (.npz + JSON); evaluate: "
+                       "leave-one-subject-out accuracy of 1-NN and logistic regression on "
+                       "the projection and on the raw window features.")
+    p.add_argument("action", choices=("fit", "evaluate"))
+    p.add_argument("files", nargs="+", metavar="RECORDINGS", help="recordings (.h5)")
+    p.add_argument("--out", default=None, help="model file to write (.npz), for fit")
+    p.add_argument("--components", type=int, default=4, help="hidden units (map dimensions)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_latent)
 
     p = sub.add_parser("workbench", help="train and evaluate recognizers in a window",
                        description="Open the training and evaluation workbench: pick "

@@ -255,6 +255,9 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
         self.setCentralWidget(self.tabs)
         self.tabs.addTab(self._build_evaluate(), "Evaluate")
         self.tabs.addTab(self._build_models(), "Models")
+        from host.workbench.latent_view import LatentMapView
+        self.latent_view = LatentMapView(lambda: [r.path for r in self.selected_recordings()])
+        self.tabs.addTab(self.latent_view, "Latent map")
         self.progress = QtWidgets.QProgressBar()
         self.progress.setMaximumWidth(260)
         self.progress.setVisible(False)

@@ -13,8 +13,11 @@ from recognizers.modelling.chain import (
     smooth,
     viterbi,
 )
+from recognizers.modelling.harmonium import BayesianHarmonium, Harmonium
 
 __all__ = [
+    "BayesianHarmonium",
+    "Harmonium",
     "BackwardResult",
     "FilterStepResult",
     "ForwardResult",
