@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from calibration import calibration_for
+from host.errors import UserError
 from host.link import QueueSink, SerialLink
 from host.pipeline import RecognitionPipeline
 
@@ -74,7 +75,11 @@ def run_headless_monitor(port: str, recognizer=None, duration_s: float | None = 
             for batch in sink.drain():
                 if pipeline is None and link.info is not None:
                     cal = calibration_for(link.info.get("walker_id") or "walker")
-                    pipeline = RecognitionPipeline(cal, recognizer)
+                    try:
+                        pipeline = RecognitionPipeline(cal, recognizer,
+                                                       rate_hz=link.info.get("rate_hz"))
+                    except ValueError as exc:  # a model that cannot run at this rate
+                        raise UserError(str(exc)) from None
                     names = pipeline.features.names
                 if pipeline is None or not len(batch.block):
                     continue
