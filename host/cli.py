@@ -159,8 +159,19 @@ def cmd_labels(args) -> int:
         n = export_labels(args.file, args.format, args.out, args.track, args.overwrite)
         print("%s: %d segment(s)" % (args.out, n))
     else:
+        label_set = None
+        if args.label_set:
+            from host.annotate.labels import label_set_from_text
+
+            try:
+                label_set = label_set_from_text(args.label_set)
+            except ValueError as exc:
+                raise UserError("--label-set: %s" % exc) from None
         name, n = import_labels(args.file, args.labels_file, args.annotator, args.track,
-                                args.name, args.replace)
+                                args.name, args.replace, lenient=args.lenient,
+                                label_set=label_set,
+                                report=lambda m: print("walkerlab labels import: "
+                                                       "trimmed: %s" % m, file=sys.stderr))
         print("%s: track %r, %d segment(s)" % (args.file, name, n))
     return 0
 
@@ -299,6 +310,18 @@ def cmd_info(args) -> int:
         print("  labels (%s track, samples):" % info["labels_track"])
         for activity, n in info["labels"].items():
             print("    %-6s %d" % (activity, n))
+    return 0
+
+
+def cmd_export(args) -> int:
+    import os
+
+    from host.export import export_recording
+
+    out = args.out or os.path.splitext(args.file)[0] + "." + args.format
+    n = export_recording(args.file, args.format, out, track=args.track,
+                         overwrite=args.overwrite)
+    print("%s: %d rows" % (out, n), file=sys.stderr)
     return 0
 
 
@@ -704,6 +727,12 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--track", default=None, help="which track/tier of the file")
     q.add_argument("--name", default=None, help="track name (default: the annotator)")
     q.add_argument("--replace", action="store_true", help="replace a track of that name")
+    q.add_argument("--label-set", default=None, metavar="SET",
+                   help="allowed activity codes: exp1, exp2, a JSON file or codes A,B,C "
+                   "(default: exp1 and exp2's, and codes already in the recording)")
+    q.add_argument("--lenient", action="store_true",
+                   help="trim overlaps, clip segments to the recording and keep unknown "
+                   "codes, reporting each, instead of refusing the file")
     q.set_defaults(func=cmd_labels)
 
     p = sub.add_parser("monitor", help="watch a walker live (a virtual one if no port)")
@@ -745,6 +774,19 @@ def build_parser() -> argparse.ArgumentParser:
                    "the simulator's, else the first; --labels is the deprecated spelling)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("export", help="a recording as a table for pandas, R or MATLAB",
+                       description="Write one row per sample: time, sensors in physical "
+                       "units (the recording's calibration), features and one label column "
+                       "per label track.")
+    p.add_argument("file", help="recording (.h5)")
+    p.add_argument("--format", choices=("csv", "parquet", "mat"), required=True,
+                   help="comma-separated values, Apache Parquet or MATLAB .mat")
+    p.add_argument("--out", default=None, help="file to write (default: FILE with the "
+                   "format's extension)")
+    p.add_argument("--track", default=None, help="only this label track (default: all)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing file")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("recover", help="rebuild a recording's frames from its raw byte log")
     p.add_argument("file", help="recording (.h5)")

@@ -98,11 +98,11 @@ def load_model(path):
 
     path = os.fspath(path)
     if not os.path.exists(path):
-        raise UserError("model file %s does not exist" % path)
+        raise UserError("cannot load model %s: no such file" % path)
     try:
         model = load_recognizer(path)
     except ModelFormatError as exc:
-        raise UserError(str(exc)) from None
+        raise UserError("cannot load model: %s" % exc) from None
     except OSError as exc:
         raise UserError("cannot read model %s: %s" % (path, exc.strerror or exc)) from None
     if model.__dict__.get("sample_rate_hz_") is None:
