@@ -427,8 +427,12 @@ def cmd_train(args) -> int:
     return 0
 
 
+_ARGV: list[str] | None = None  # the arguments main() was given (recorded in models)
+
+
 def _command_line() -> str:
-    return "walkerlab " + " ".join(map(_shell_quote, sys.argv[1:]))
+    argv = _ARGV if _ARGV is not None else sys.argv[1:]
+    return "walkerlab " + " ".join(map(_shell_quote, argv))
 
 
 def cmd_models(args) -> int:
@@ -540,7 +544,7 @@ def cmd_evaluate(args) -> int:
             n_workers=args.workers, progress=progress, label_map=label_map)
     finally:
         bar.close()
-    command = "walkerlab " + " ".join(_shell_quote(a) for a in sys.argv[1:])
+    command = _command_line()
     summary = {"command": command, "files": [str(f) for f in args.files], "models": results}
     if args.report:
         from host.report import write_report
@@ -934,7 +938,9 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global _ARGV
     parser = build_parser()
+    _ARGV = list(argv) if argv is not None else sys.argv[1:]
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -603,7 +603,8 @@ def _read_model_file(path):
         raise
     except ModelFormatError:
         raise
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError, KeyError) as exc:
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, KeyError, TypeError,
+            AttributeError) as exc:  # TypeError: a bare .npy array (no ``with``)
         raise ModelFormatError(_unreadable(path, exc)) from None
     try:
         header = json.loads(np.asarray(raw, dtype=np.uint8).tobytes().decode("utf-8"))
@@ -631,6 +632,8 @@ def _unreadable(path, exc: BaseException) -> str:
     elif isinstance(exc, (zipfile.BadZipFile, EOFError)) or "pickle" in str(exc) \
             or "magic" in str(exc):
         reason = "not an .npz archive; damaged or another kind of file"
+    elif isinstance(exc, (TypeError, AttributeError)):
+        reason = "a bare NumPy array (.npy), not a model archive"
     elif isinstance(exc, UnicodeDecodeError):
         reason = "model header is not valid JSON"
     else:
