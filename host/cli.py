@@ -83,7 +83,8 @@ class _ListParams(argparse.Action):
             text = describe_params(values[0])
         except ValueError as exc:
             parser.exit(2, "%s: error: %s\n" % (parser.prog, exc))
-        parser.exit(0, text)
+        sys.stdout.write(text)
+        parser.exit(0)
 
 
 def _probability(text: str) -> float:
@@ -176,13 +177,22 @@ def cmd_labels(args) -> int:
     return 0
 
 
+VIDEO_EXTENSIONS = (".mp4", ".m4v", ".mov", ".mkv", ".avi")
+
+
 def cmd_render_video(args) -> int:
     from host.annotate.test_media import render_recording_video
+
+    import os
 
     try:
         width, height = (int(x) for x in args.size.lower().split("x"))
     except ValueError:
         raise UserError("--size takes WIDTHxHEIGHT, e.g. 160x120") from None
+    ext = os.path.splitext(args.out)[1].lower()
+    if ext not in VIDEO_EXTENSIONS:
+        raise UserError("--out %s: unknown video file type %r (use %s)"
+                        % (args.out, ext or "no extension", ", ".join(VIDEO_EXTENSIONS)))
     clock = render_recording_video(args.file, args.out, fps=args.fps, width=width,
                                    height=height, offset_s=args.offset,
                                    drift_ppm=args.drift, overwrite=args.overwrite,
@@ -436,8 +446,12 @@ def _command_line() -> str:
 
 
 def cmd_models(args) -> int:
-    from host.models import default_models_dir, list_models
+    import os
 
+    from host.models import DEFAULT_MODEL, default_models_dir, list_models
+
+    if args.dir is not None and not os.path.exists(args.dir):
+        raise UserError("%s: no such folder" % args.dir)
     folder = args.dir or default_models_dir()
     entries, problems = list_models(folder)
     if args.json:
@@ -456,6 +470,9 @@ def cmd_models(args) -> int:
             e.trained_at or "?", ", runs on the walker" if e.runs_on_device else ""))
     for p in problems:
         print("broken: %s" % p)
+    if DEFAULT_MODEL.exists():
+        print("shipped default (the monitor runs it when no model is chosen): %s"
+              % DEFAULT_MODEL)
     return 0
 
 
@@ -931,6 +948,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subcommand_parser(parser, argv):
+    """The deepest (sub)parser the command words of argv select."""
+    for word in argv:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs or word not in subs[0].choices:
+            if subs and not word.startswith("-"):
+                break
+            continue
+        parser = subs[0].choices[word]
+    return parser
+
+
 def _version() -> str:
     from host.models import app_version
 
@@ -941,7 +970,10 @@ def main(argv: list[str] | None = None) -> int:
     global _ARGV
     parser = build_parser()
     _ARGV = list(argv) if argv is not None else sys.argv[1:]
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the subcommand that was given them, in one line
+        _subcommand_parser(parser, _ARGV).error(
+            "unrecognized arguments: %s" % " ".join(extra))
     try:
         return args.func(args)
     except user_errors() as exc:
