@@ -547,9 +547,12 @@ def cmd_evaluate(args) -> int:
 
     specs = _model_specs(args.recognizer, args.param)
     label_map = read_label_map(args.label_map)
-    bar = tqdm(desc="folds", unit="fold", disable=args.quiet)
+    bars = []  # made at the first fold, so a refused input shows no empty bar
 
     def progress(done, total):
+        if not bars:
+            bars.append(tqdm(desc="folds", unit="fold", total=total, disable=args.quiet))
+        bar = bars[0]
         bar.total = total
         bar.update(done - bar.n)
 
@@ -560,7 +563,8 @@ def cmd_evaluate(args) -> int:
             transition_window=args.transition_window, scheduler=args.scheduler,
             n_workers=args.workers, progress=progress, label_map=label_map)
     finally:
-        bar.close()
+        for bar in bars:
+            bar.close()
     command = _command_line()
     summary = {"command": command, "files": [str(f) for f in args.files], "models": results}
     if args.report:
