@@ -117,3 +117,30 @@ def test_old_files_without_a_rate_take_their_training_recordings_or_warn(data, t
         warnings.simplefilter("error")
         np.testing.assert_allclose(converted.transmat_ @ converted.transmat_,
                                    orphan.transmat_, atol=1e-12)
+
+
+def test_the_live_worker_converts_a_50_hz_model_for_a_100_hz_walker(hmm50):
+    """The monitor's processing thread reads the rate from the walker's INFO frame."""
+    import time
+
+    from device.sim.virtual_walker import simulate_session_bytes
+    from host.gui.processing import ProcessingWorker
+    from host.link import LinkBatch, QueueSink
+    from host.samples import StreamDecoder
+
+    posts = {}
+    for rate in (50, 100):
+        decoder = StreamDecoder()
+        worker = ProcessingWorker(QueueSink())
+        worker.set_recognizer(hmm50)
+        chunks = []
+        for t, data in simulate_session_bytes("free", 21, rate, duration_s=4, chunk_s=0.1):
+            block, others = decoder.feed(data, t)
+            chunk = worker.process([LinkBatch(time.time(), data, block, others, [])])
+            if chunk is not None and chunk.posterior is not None:
+                chunks.append(chunk.posterior)
+        assert not worker.errors
+        posts[rate] = np.concatenate(chunks)
+        running = worker._pipeline.recognizer
+        assert running.sample_rate_hz_ == rate and (running is hmm50) == (rate == 50)
+    assert len(posts[100]) == 2 * len(posts[50]) - 1
