@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from host.headless_monitor import render_status  # noqa: F401  (import check)
 from host.models import DEFAULT_MODEL, describe_training, is_default_model, load_default_model
 
 ROOT = Path(__file__).resolve().parents[2]
