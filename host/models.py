@@ -224,9 +224,19 @@ def describe_model(path) -> ModelEntry:
     """A registry entry for one model file (ModelFormatError if it is not one)."""
     from recognizers.base import read_model_header
 
+    from recognizers.base import ModelFormatError
+
     header = read_model_header(path)
-    return ModelEntry(str(path), header["kind"], header.get("feature_set"),
-                      header["classes"], header.get("metadata") or {})
+    entry = ModelEntry(str(path), header["kind"], header.get("feature_set"),
+                       header["classes"], header.get("metadata") or {})
+    try:  # what the listing shows must be readable, or the file is listed as broken
+        str(entry.trained_at), entry.n_recordings, dict(entry.accuracy)
+        if entry.feature_set is not None and not isinstance(entry.feature_set, str):
+            raise TypeError("feature_set")
+    except (TypeError, AttributeError, ValueError) as exc:
+        raise ModelFormatError("%s: malformed metadata in the model header (%s)"
+                               % (path, exc)) from None
+    return entry
 
 
 def list_models(directory=None) -> tuple[list[ModelEntry], list[str]]:
@@ -246,5 +256,5 @@ def list_models(directory=None) -> tuple[list[ModelEntry], list[str]]:
             problems.append(str(exc))
         except OSError as exc:
             problems.append("%s cannot be read (%s)" % (path, exc.strerror or exc))
-    entries.sort(key=lambda e: (e.trained_at, e.path), reverse=True)
+    entries.sort(key=lambda e: (str(e.trained_at), e.path), reverse=True)
     return entries, problems

@@ -31,7 +31,11 @@ def _broken_files(folder):
     np.savez(folder / "wrongheader.npz", __header__=header)
     bad_json = np.frombuffer(b"{not json", dtype=np.uint8)
     np.savez(folder / "badjson.npz", __header__=bad_json)
-    return ["empty", "garbage", "bare", "noheader", "wrongheader", "badjson"]
+    odd = {"format": "walkerlab-recognizer", "kind": "hmm", "format_version": 1,
+           "metadata": {"metrics": [1, 2], "training_recordings": 7}}
+    np.savez(folder / "badmeta.npz",
+             __header__=np.frombuffer(json.dumps(odd).encode(), dtype=np.uint8))
+    return ["empty", "garbage", "bare", "noheader", "wrongheader", "badjson", "badmeta"]
 
 
 def test_unreadable_files_are_listed_as_broken_with_a_reason(tmp_path, capsys):
@@ -42,9 +46,11 @@ def test_unreadable_files_are_listed_as_broken_with_a_reason(tmp_path, capsys):
     assert "the file is empty (0 bytes)" in text
     assert "not an .npz archive" in text and "no header" in text
     assert "pickle" not in text  # numpy's misleading allow_pickle advice is gone
+    assert "malformed metadata" in text
     for name in names:
-        with pytest.raises(ModelFormatError):
-            read_model_header(tmp_path / (name + ".npz"))
+        if name != "badmeta":  # its header reads; only its metadata is wrong
+            with pytest.raises(ModelFormatError):
+                read_model_header(tmp_path / (name + ".npz"))
         with pytest.raises(ModelFormatError) as err:
             load_recognizer(tmp_path / (name + ".npz"))
         assert "pickle" not in str(err.value)
@@ -66,7 +72,7 @@ def test_the_workbench_lists_broken_files_without_failing(tmp_path, qtbot):
     window = WorkbenchWindow([], models_dir=str(tmp_path), persist=False)
     qtbot.addWidget(window)
     window.refresh_models()
-    assert "6 broken file(s)" in window.models_problems.text()
+    assert "7 broken file(s)" in window.models_problems.text()
 
 
 def test_out_refuses_to_overwrite_and_files_are_0644_with_history(recordings, tmp_path,
