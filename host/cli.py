@@ -9,7 +9,18 @@ import argparse
 import signal
 import sys
 
-from device.sim.activities import COURSES
+from device.sim.activities import COURSES, DEMO_SEED
+from host.cli_support import (
+    Alias as _Alias,
+    ListParams as _ListParams,
+    OneLineParser as _Parser,
+    nonneg_float as _nonneg_float,
+    nonneg_int as _nonneg_int,
+    number as _number,
+    pos_float as _pos_float,
+    pos_int as _pos_int,
+    subcommand_parser as _subcommand_parser,
+)
 from host.errors import UserError, user_errors
 
 
@@ -96,19 +107,39 @@ def cmd_labels(args) -> int:
         n = export_labels(args.file, args.format, args.out, args.track, args.overwrite)
         print("%s: %d segment(s)" % (args.out, n))
     else:
+        label_set = None
+        if args.label_set:
+            from host.annotate.labels import label_set_from_text
+
+            try:
+                label_set = label_set_from_text(args.label_set)
+            except ValueError as exc:
+                raise UserError("--label-set: %s" % exc) from None
         name, n = import_labels(args.file, args.labels_file, args.annotator, args.track,
-                                args.name, args.replace)
+                                args.name, args.replace, lenient=args.lenient,
+                                label_set=label_set,
+                                report=lambda m: print("walkerlab labels import: "
+                                                       "trimmed: %s" % m, file=sys.stderr))
         print("%s: track %r, %d segment(s)" % (args.file, name, n))
     return 0
 
 
+VIDEO_EXTENSIONS = (".mp4", ".m4v", ".mov", ".mkv", ".avi")
+
+
 def cmd_render_video(args) -> int:
+    import os
+
     from host.annotate.test_media import render_recording_video
 
     try:
         width, height = (int(x) for x in args.size.lower().split("x"))
     except ValueError:
         raise UserError("--size takes WIDTHxHEIGHT, e.g. 160x120") from None
+    ext = os.path.splitext(args.out)[1].lower()
+    if ext not in VIDEO_EXTENSIONS:
+        raise UserError("--out %s: unknown video file type %r (use %s)"
+                        % (args.out, ext or "no extension", ", ".join(VIDEO_EXTENSIONS)))
     clock = render_recording_video(args.file, args.out, fps=args.fps, width=width,
                                    height=height, offset_s=args.offset,
                                    drift_ppm=args.drift, overwrite=args.overwrite,
@@ -125,12 +156,13 @@ def _has_display() -> bool:
                 or os.environ.get("QT_QPA_PLATFORM") == "offscreen")
 
 
-def _load_model(path):
-    if path is None:
-        return None
-    from recognizers import load_recognizer
+def _load_model(path, default: bool = False):
+    """The model at ``path`` (UserError in one line), else the shipped one if ``default``."""
+    from host.models import load_default_model, load_model
 
-    return load_recognizer(path)
+    if path is None:
+        return load_default_model() if default else None
+    return load_model(path)
 
 
 def cmd_monitor(args) -> int:
@@ -159,7 +191,7 @@ def cmd_monitor(args) -> int:
         raise UserError("--%s is for the window: drop --headless (`walkerlab replay FILE` "
                         "replays without one)" % ("screenshot" if args.screenshot
                                                   else "replay"))
-    recognizer = _load_model(args.model)
+    recognizer = _load_model(args.model, default=True)
     if args.port:
         run_headless_monitor(args.port, recognizer, duration_s=args.duration)
         return 0
@@ -246,6 +278,18 @@ def cmd_info(args) -> int:
     return 0
 
 
+def cmd_export(args) -> int:
+    import os
+
+    from host.export import export_recording
+
+    out = args.out or os.path.splitext(args.file)[0] + "." + args.format
+    n = export_recording(args.file, args.format, out, track=args.track,
+                         overwrite=args.overwrite)
+    print("%s: %d rows" % (out, n), file=sys.stderr)
+    return 0
+
+
 def cmd_recover(args) -> int:
     from host.recording import recover
 
@@ -293,26 +337,30 @@ def cmd_replay(args) -> int:
 def cmd_train(args) -> int:
     import datetime as dt
 
-    from host.datasets import load_sessions
-    from host.models import default_models_dir, training_metadata
+    from host.datasets import check_rates, load_sessions, read_label_map
+    from host.models import check_out_path, default_models_dir, save_model, training_metadata
     from host.report import json_safe
 
     specs = _model_specs(args.recognizer, args.param)
     if len(specs) != 1:
         raise UserError("train takes one --recognizer (evaluate compares several)")
     spec = specs[0]
+    if args.out is not None:
+        check_out_path(args.out, args.overwrite)  # before any work
+    label_map = read_label_map(args.label_map)
     metrics = None
     if args.evaluate:
         from host.evaluate import evaluate_recordings
 
         metrics = evaluate_recordings(args.files, [spec], feature_set=args.feature_set,
                                       track=args.labels, decoder="predict",
-                                      transition_window=25, scheduler="serial")[0]
+                                      transition_window=25, scheduler="serial",
+                                      label_map=label_map)[0]
         print("leave-one-subject-out accuracy: window 0 %.1f%%, window 25 %.1f%%" % (
             100 * metrics["accuracy_by_window"][0], 100 * metrics["accuracy_by_window"][25]),
             file=sys.stderr)
     sessions = load_sessions(args.files, args.feature_set, args.labels,
-                             progress=not args.quiet)
+                             progress=not args.quiet, label_map=label_map)
     model = spec.make()
     # Long fits (the CRF) show their own progress bar; the saved model keeps the
     # settings the user gave, not this display choice.
@@ -327,32 +375,49 @@ def cmd_train(args) -> int:
         raise UserError("cannot train: %s" % exc) from None
     if show_progress:
         model.set_params(verbose=spec.make().verbose)
+    model.sample_rate_hz_ = check_rates(sessions)
     model.metadata_ = training_metadata(
         files=args.files, label_track=sorted({s.track for s in sessions}),
         label_set=model.classes_, feature_set=args.feature_set, kind=spec.kind,
-        params=spec.params, command="walkerlab " + " ".join(map(_shell_quote, sys.argv[1:])),
-        metrics=json_safe(metrics) if metrics is not None else None)
+        params=spec.params, command=_command_line(),
+        metrics=json_safe(metrics) if metrics is not None else None,
+        sample_rate_hz=model.sample_rate_hz_)
+    if label_map:
+        model.metadata_["label_map"] = label_map
     out = args.out
     if out is None:
         folder = default_models_dir()
         folder.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         out = folder / ("%s-%s-%s.npz" % (spec.kind, args.feature_set, stamp))
-    path = model.save(out)
+    path = save_model(model, out, overwrite=args.overwrite or args.out is None)
     print("saved %s (%s, %d classes: %s) to %s" % (
         spec.kind, args.feature_set, len(model.classes_),
         " ".join(map(str, model.classes_)), path), file=sys.stderr)
     return 0
 
 
-def cmd_models(args) -> int:
-    from host.models import default_models_dir, list_models
+_ARGV: list[str] | None = None  # the arguments main() was given (recorded in models)
 
+
+def _command_line() -> str:
+    argv = _ARGV if _ARGV is not None else sys.argv[1:]
+    return "walkerlab " + " ".join(map(_shell_quote, argv))
+
+
+def cmd_models(args) -> int:
+    import os
+
+    from host.models import DEFAULT_MODEL, default_models_dir, list_models
+
+    if args.dir is not None and not os.path.exists(args.dir):
+        raise UserError("%s: no such folder" % args.dir)
     folder = args.dir or default_models_dir()
     entries, problems = list_models(folder)
     if args.json:
         _print_json([{"path": e.path, "kind": e.kind, "feature_set": e.feature_set,
-                      "classes": e.classes, "metadata": e.metadata} for e in entries])
+                      "classes": e.classes, "metadata": e.metadata} for e in entries]
+                    + [{"broken": p} for p in problems])
         return 0
     if not entries:
         print("no models in %s (walkerlab train saves there unless given --out)" % folder)
@@ -364,20 +429,24 @@ def cmd_models(args) -> int:
             e.path, e.kind, e.feature_set, len(e.classes), e.n_recordings, score,
             e.trained_at or "?", ", runs on the walker" if e.runs_on_device else ""))
     for p in problems:
-        print("skipped: %s" % p, file=sys.stderr)
+        print("broken: %s" % p)
+    if DEFAULT_MODEL.exists():
+        print("shipped default (the monitor runs it when no model is chosen): %s"
+              % DEFAULT_MODEL)
     return 0
 
 
 def cmd_learn(args) -> int:
+    import os
+
     from tqdm import tqdm
 
     from host.datasets import load_features
-    from recognizers import ModelFormatError, load_recognizer
+    from host.models import check_out_path, load_model, save_model
 
-    try:
-        model = load_recognizer(args.model)
-    except (OSError, ModelFormatError) as exc:
-        raise UserError("cannot load model %s: %s" % (args.model, exc)) from None
+    if args.out is not None:
+        check_out_path(args.out, args.overwrite)
+    model = load_model(args.model)
     if not model.get_tags().supports_partial_fit:
         raise UserError("%s is a %r model, which cannot learn from unlabelled data; "
                         "train a recognizer that can (e.g. --recognizer bmm)"
@@ -388,7 +457,9 @@ def cmd_learn(args) -> int:
         X, _ = load_features(path, feature_set)
         model.partial_fit([X])  # each recording is one new stream
         frames += len(X)
-    out = model.save(args.out or args.model)
+    out = save_model(model, args.out or args.model, overwrite=args.overwrite or not args.out,
+                     operation="learn", command=_command_line(), frames=frames,
+                     recordings=[os.path.abspath(f) for f in args.files])
     print("%s learnt from %d frames in %d recordings; saved to %s"
           % (model.kind, frames, len(args.files), out), file=sys.stderr)
     return 0
@@ -431,12 +502,17 @@ def _model_specs(recognizers: str, params: list[str]):
 def cmd_evaluate(args) -> int:
     from tqdm import tqdm
 
+    from host.datasets import read_label_map
     from host.evaluate import evaluate_recordings
 
     specs = _model_specs(args.recognizer, args.param)
-    bar = tqdm(desc="folds", unit="fold", disable=args.quiet)
+    label_map = read_label_map(args.label_map)
+    bars = []  # made at the first fold, so a refused input shows no empty bar
 
     def progress(done, total):
+        if not bars:
+            bars.append(tqdm(desc="folds", unit="fold", total=total, disable=args.quiet))
+        bar = bars[0]
         bar.total = total
         bar.update(done - bar.n)
 
@@ -445,10 +521,11 @@ def cmd_evaluate(args) -> int:
             args.files, specs, feature_set=args.feature_set, track=args.labels,
             decoder=args.decoder, own_sessions=args.own_sessions,
             transition_window=args.transition_window, scheduler=args.scheduler,
-            n_workers=args.workers, progress=progress)
+            n_workers=args.workers, progress=progress, label_map=label_map)
     finally:
-        bar.close()
-    command = "walkerlab " + " ".join(_shell_quote(a) for a in sys.argv[1:])
+        for bar in bars:
+            bar.close()
+    command = _command_line()
     summary = {"command": command, "files": [str(f) for f in args.files], "models": results}
     if args.report:
         from host.report import write_report
@@ -543,47 +620,56 @@ def cmd_workbench(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="walkerlab",
         description="Instrumented rolling walker: virtual walker, recording, recognition.")
+    parser.add_argument("--version", action="version", version="%(prog)s " + _version(),
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("virtual-walker",
                        help="serve a simulated walker on a pseudo-terminal",
                        description="Serve a simulated walker on a pseudo-terminal. The "
                        "first line of stdout is the serial port path.")
-    p.add_argument("--course", choices=COURSES, default="free")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--course", choices=COURSES, default="free",
+                   help="activities the simulated person does (default: free, endless)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the simulated person")
     p.add_argument("--rate", type=_positive_rate, default=50, help="sample rate in Hz")
     p.add_argument("--corrupt-rate", type=_probability, default=0.0,
                    help="probability that a sent byte gets a bit flipped")
     p.add_argument("--drop-rate", type=_probability, default=0.0,
                    help="probability that a sent byte is lost")
-    p.add_argument("--disconnect-every", type=float, default=0.0, metavar="SECONDS",
+    p.add_argument("--disconnect-every", type=_nonneg_float, default=0.0, metavar="SECONDS",
                    help="pull the virtual USB cable this often (0: never)")
-    p.add_argument("--disconnect-duration", type=float, default=1.0, metavar="SECONDS")
-    p.add_argument("--stall-every", type=float, default=0.0, metavar="SECONDS",
+    p.add_argument("--disconnect-duration", type=_nonneg_float, default=1.0, metavar="SECONDS",
+                   help="how long the cable stays out (default 1)")
+    p.add_argument("--stall-every", type=_nonneg_float, default=0.0, metavar="SECONDS",
                    help="freeze the firmware this often (0: never)")
-    p.add_argument("--stall-duration", type=float, default=3.0, metavar="SECONDS")
-    p.add_argument("--label-jitter", type=float, default=0.0, metavar="SECONDS",
+    p.add_argument("--stall-duration", type=_nonneg_float, default=3.0, metavar="SECONDS",
+                   help="how long the firmware stays frozen (default 3)")
+    p.add_argument("--label-jitter", type=_nonneg_float, default=0.0, metavar="SECONDS",
                    help="human-like jitter of ground-truth activity boundaries")
     p.add_argument("--link", default=None, help="path of the port symlink to create")
     p.add_argument("--flash-dir", default=None, metavar="DIR",
                    help="keep the walker's flash (a deployed model) in DIR across runs "
                    "(default: in memory)")
-    p.add_argument("--duration", type=float, default=None, help="stop after SECONDS")
+    p.add_argument("--duration", type=_pos_float, default=None, help="stop after SECONDS")
     p.set_defaults(func=cmd_virtual_walker)
 
     p = sub.add_parser("simulate", help="write labelled simulated sessions to files",
                        description="Simulate subjects walking a course and write each "
                        "session as a recording (no serial link involved).")
-    p.add_argument("--course", choices=COURSES, required=True)
-    p.add_argument("--subjects", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--duration", type=float, default=None,
+    p.add_argument("--course", choices=COURSES, required=True,
+                   help="the course each subject walks (thesis experiments 1 and 2, or free)")
+    p.add_argument("--subjects", type=_pos_int, default=1, help="sessions to write, one "
+                   "per simulated subject (default 1)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the first subject (the next ones count up)")
+    p.add_argument("--duration", type=_pos_float, default=None,
                    help="seconds (required for the endless free-living course)")
-    p.add_argument("--rate", type=_positive_rate, default=50)
-    p.add_argument("--label-jitter", type=float, default=0.0, metavar="SECONDS")
+    p.add_argument("--rate", type=_positive_rate, default=50, help="sample rate in Hz")
+    p.add_argument("--label-jitter", type=_nonneg_float, default=0.0, metavar="SECONDS",
+                   help="human-like jitter of the ground-truth activity boundaries")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--overwrite", action="store_true",
                    help="replace existing files of the same name")
@@ -600,14 +686,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "+ OFFSET.")
     p.add_argument("file", help="recording (.h5), ideally simulated with --sync-taps")
     p.add_argument("--out", required=True, help="video file to write (.mp4)")
-    p.add_argument("--offset", type=float, default=0.0, metavar="S",
+    p.add_argument("--offset", type=_number(float), default=0.0, metavar="S",
                    help="recording time at video time 0 (negative: the camera started "
                    "first)")
-    p.add_argument("--drift", type=float, default=0.0, metavar="PPM",
+    p.add_argument("--drift", type=_number(float), default=0.0, metavar="PPM",
                    help="camera clock drift in parts per million")
-    p.add_argument("--fps", type=int, default=10)
-    p.add_argument("--size", default="160x120", metavar="WxH")
-    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--fps", type=_pos_int, default=10, help="frames per second (default 10)")
+    p.add_argument("--size", default="160x120", metavar="WxH",
+                   help="frame size in pixels (default 160x120)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_render_video)
 
@@ -618,12 +705,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="recording (.h5)")
     p.add_argument("--video", action="append", metavar="V",
                    help="a video (rear, then forward camera); at most two")
-    p.add_argument("--labels", dest="label_set", default=None, metavar="SET",
-                   help="label set: exp1, exp2, a JSON file or codes A,B,C")
+    p.add_argument("--label-set", dest="label_set", default=None, metavar="SET",
+                   action=_Alias, deprecated=["--labels"],
+                   help="label set: exp1, exp2, a JSON file or codes A,B,C (--labels is "
+                   "the deprecated spelling)")
     p.add_argument("--annotator", default="", help="your name (new tracks carry it)")
     p.add_argument("--screenshot", metavar="FILE.png", default=None,
                    help="save a picture of the window and quit")
-    p.add_argument("--at", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--at", type=_nonneg_float, default=None, metavar="SECONDS",
                    help="put the cursor here first")
     p.set_defaults(func=cmd_annotate)
 
@@ -631,10 +720,11 @@ def build_parser() -> argparse.ArgumentParser:
     lsub = p.add_subparsers(dest="labels_command", required=True, metavar="ACTION")
     q = lsub.add_parser("export", help="write label tracks as ELAN .eaf or CSV")
     q.add_argument("file", help="recording (.h5)")
-    q.add_argument("--format", choices=("eaf", "csv"), required=True)
-    q.add_argument("--out", required=True)
-    q.add_argument("--track", action="append", help="only this track (repeatable)")
-    q.add_argument("--overwrite", action="store_true")
+    q.add_argument("--format", choices=("eaf", "csv"), required=True,
+                   help="ELAN annotation file or comma-separated values")
+    q.add_argument("--out", required=True, help="file to write")
+    q.add_argument("--track", action="append", help="only this label track (repeatable)")
+    q.add_argument("--overwrite", action="store_true", help="replace an existing file")
     q.set_defaults(func=cmd_labels)
     q = lsub.add_parser("import", help="add a CSV (or .eaf) file's labels as a track")
     q.add_argument("file", help="recording (.h5)")
@@ -643,29 +733,37 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--track", default=None, help="which track/tier of the file")
     q.add_argument("--name", default=None, help="track name (default: the annotator)")
     q.add_argument("--replace", action="store_true", help="replace a track of that name")
+    q.add_argument("--label-set", default=None, metavar="SET",
+                   help="allowed activity codes: exp1, exp2, a JSON file or codes A,B,C "
+                   "(default: exp1 and exp2's, and codes already in the recording)")
+    q.add_argument("--lenient", action="store_true",
+                   help="trim overlaps, clip segments to the recording and keep unknown "
+                   "codes, reporting each, instead of refusing the file")
     q.set_defaults(func=cmd_labels)
 
     p = sub.add_parser("monitor", help="watch a walker live (a virtual one if no port)")
     p.add_argument("--port", help="serial port of the walker (default: a virtual walker)")
-    p.add_argument("--model", help="a saved recognizer to run live")
+    p.add_argument("--model", help="a saved recognizer to run live (default: the last one "
+                   "used, else the model shipped with WalkerLab)")
     p.add_argument("--headless", action="store_true", help="terminal view, no window")
     p.add_argument("--course", choices=COURSES, default="free",
                    help="course of the virtual walker")
-    p.add_argument("--seed", type=int, default=0, help="seed of the virtual walker")
-    p.add_argument("--duration", type=float, default=None, help="stop after SECONDS")
+    p.add_argument("--seed", type=int, default=DEMO_SEED,
+                   help="seed of the virtual walker's person (default %d)" % DEMO_SEED)
+    p.add_argument("--duration", type=_pos_float, default=None, help="stop after SECONDS")
     p.add_argument("--screenshot", metavar="FILE.png", default=None,
                    help="save a picture of the window and quit (with --after)")
-    p.add_argument("--after", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--after", type=_nonneg_float, default=None, metavar="SECONDS",
                    help="take the --screenshot this many seconds after start (default 5)")
     p.add_argument("--replay", metavar="FILE.h5", default=None,
                    help="open a recording and replay it in the window")
-    p.add_argument("--speed", type=float, default=1.0,
+    p.add_argument("--speed", type=_pos_float, default=1.0,
                    help="replay speed, times real time (default 1)")
     p.set_defaults(func=cmd_monitor)
 
     p = sub.add_parser("record", help="record a session from a walker to HDF5")
     p.add_argument("--port", required=True, help="serial port of the walker")
-    p.add_argument("--duration", type=float, required=True, help="seconds to record")
+    p.add_argument("--duration", type=_pos_float, required=True, help="seconds to record")
     p.add_argument("--out", required=True, help="recording file (.h5) to create")
     p.add_argument("--subject", default="", help="subject id")
     p.add_argument("--notes", default="", help="free-text notes stored in the file")
@@ -676,38 +774,59 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_record)
 
     p = sub.add_parser("info", help="summary of a recording")
-    p.add_argument("file")
-    p.add_argument("--labels", default=None, help="label track to count (default: "
-                   "the simulator's, else the first)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("file", help="recording (.h5)")
+    p.add_argument("--track", dest="labels", default=None, action=_Alias,
+                   deprecated=["--labels"], help="label track to count (default: "
+                   "the simulator's, else the first; --labels is the deprecated spelling)")
+    p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_info)
 
+    p = sub.add_parser("export", help="a recording as a table for pandas, R or MATLAB",
+                       description="Write one row per sample: time, sensors in physical "
+                       "units (the recording's calibration), features and one label column "
+                       "per label track.")
+    p.add_argument("file", help="recording (.h5)")
+    p.add_argument("--format", choices=("csv", "parquet", "mat"), required=True,
+                   help="comma-separated values, Apache Parquet or MATLAB .mat")
+    p.add_argument("--out", default=None, help="file to write (default: FILE with the "
+                   "format's extension)")
+    p.add_argument("--track", default=None, help="only this label track (default: all)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing file")
+    p.set_defaults(func=cmd_export)
+
     p = sub.add_parser("recover", help="rebuild a recording's frames from its raw byte log")
-    p.add_argument("file")
+    p.add_argument("file", help="recording (.h5)")
     p.add_argument("--out", default=None, help="write the recovered copy here "
                    "(default: rebuild in place; the raw log is never touched)")
-    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     p.add_argument("--calibration", default=None, metavar="FILE",
                    help="attach this walker calibration (JSON) first: for recordings whose "
                    "walker INFO frame never arrived")
     p.set_defaults(func=cmd_recover)
 
     p = sub.add_parser("replay", help="replay a recording through the live pipeline")
-    p.add_argument("file")
+    p.add_argument("file", help="recording (.h5)")
     p.add_argument("--model", help="a saved recognizer")
-    p.add_argument("--speed", type=float, default=0.0,
+    p.add_argument("--speed", type=_nonneg_float, default=0.0,
                    help="times real time (default 0: as fast as possible)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_replay)
 
     def add_training_args(p):
-        p.add_argument("files", nargs="+", help="recordings (.h5)")
+        p.add_argument("files", nargs="+", help="recordings (.h5), each given once")
         p.add_argument("--recognizer", default="hmm",
                        help="recognizer kind, e.g. hmm, hmm-em, bmm, crf (an unknown "
                        "name lists every kind); evaluate takes several, comma-separated")
         p.add_argument("--feature-set", choices=("cop", "loadcells"), default="cop",
                        help="COP + TotalLoad, or the four raw load cells (thesis 6.6)")
-        p.add_argument("--labels", default=None, help="label track to learn from")
+        p.add_argument("--track", dest="labels", default=None, action=_Alias,
+                       deprecated=["--labels"], help="label track to learn from (default: "
+                       "the only human track, else the simulator's; --labels is the "
+                       "deprecated spelling)")
+        p.add_argument("--label-map", default=None, metavar="FILE.json",
+                       help='merge label sets: a JSON object of old -> new codes, e.g. '
+                       '{"WF": "W", "WB": "W"} (recordings with different label sets are '
+                       'refused without one)')
         p.add_argument("--param", action="append", default=[], metavar="[KIND:]KEY=VALUE",
                        help="recognizer setting, e.g. tau=4000 or bmm:n_init=2 "
                        "(repeatable; without KIND it applies to every recognizer)")
@@ -718,6 +837,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None,
                    help="model file to write (.npz; default: a new file in the model "
                    "registry, see `walkerlab models`)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    p.add_argument("--list-params", action=_ListParams, metavar="RECOGNIZER",
+                   help="list the recognizer's settings (--param keys) with types and "
+                   "defaults, and exit")
     p.add_argument("--evaluate", action="store_true",
                    help="first run leave-one-subject-out and store the metrics in the model")
     p.set_defaults(func=cmd_train)
@@ -728,7 +851,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", nargs="?", default=None,
                    help="folder of models (default: $WALKERLAB_MODELS or "
                    "~/.local/share/walkerlab/models)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print JSON (broken files included)")
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("learn", help="update an online model (bmm) with unlabelled recordings",
@@ -738,6 +861,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="model file (.npz) of a recognizer that learns online")
     p.add_argument("files", nargs="+", help="recordings (.h5); labels are not needed")
     p.add_argument("--out", default=None, help="write here instead of updating MODEL")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_learn)
 
@@ -747,17 +871,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave-one-subject-out")
     p.add_argument("--decoder", choices=("predict", "filter", "smooth"), default="predict",
                    help="best sequence (Viterbi), causal filter, or smoothed argmax")
-    p.add_argument("--own-sessions", type=int, default=0,
+    p.add_argument("--own-sessions", type=_nonneg_int, default=0,
                    help="sessions of the test subject also used for training "
                    "(thesis experiment 1: 1)")
-    p.add_argument("--transition-window", type=int, default=25, metavar="FRAMES",
+    p.add_argument("--transition-window", type=_nonneg_int, default=25, metavar="FRAMES",
                    help="tolerance for the headline transition precision/recall "
                    "(0: the thesis's formula taken literally)")
     p.add_argument("--scheduler", default="local", metavar="serial|local|ADDRESS",
                    help="run the folds in this process (serial), on a Dask cluster on "
                    "this machine (local, the default) or on the Dask scheduler at "
                    "ADDRESS (workers read the recordings from shared storage)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=_pos_int, default=None,
                    help="processes of the local cluster (default: one per core)")
     p.add_argument("--report", metavar="DIR", default=None,
                    help="write an HTML report with plots and the JSON metrics to DIR")
@@ -791,12 +915,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "run each")
     p.add_argument("--param", action="append", default=[], metavar="[KIND:]KEY=VALUE",
                    help="setting for the --run recognizers (repeatable)")
-    p.add_argument("--feature-set", choices=("cop", "loadcells"), default="cop")
+    p.add_argument("--feature-set", choices=("cop", "loadcells"), default="cop",
+                   help="features of the --run recognizers (default cop)")
     p.add_argument("--tab", choices=("evaluate", "models"), default="evaluate",
                    help="tab to show")
     p.add_argument("--screenshot", metavar="FILE.png", default=None,
                    help="save a picture of the window (after the --run runs) and quit")
-    p.add_argument("--after", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--after", type=_nonneg_float, default=None, metavar="SECONDS",
                    help="take the --screenshot this many seconds after the runs (default 1)")
     p.set_defaults(func=cmd_workbench)
 
@@ -824,9 +949,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    from host.models import app_version
+
+    return app_version()
+
+
 def main(argv: list[str] | None = None) -> int:
+    global _ARGV
     parser = build_parser()
-    args = parser.parse_args(argv)
+    _ARGV = list(argv) if argv is not None else sys.argv[1:]
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the subcommand that was given them, in one line
+        _subcommand_parser(parser, _ARGV).error(
+            "unrecognized arguments: %s" % " ".join(extra))
     try:
         return args.func(args)
     except user_errors() as exc:

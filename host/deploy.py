@@ -11,6 +11,7 @@ the model and keeps it on flash. The same path serves a board and the virtual wa
 from __future__ import annotations
 
 import contextlib
+import sys
 
 import time
 
@@ -156,16 +157,21 @@ def deploy_model(model_path, port_name: str, calibration_path=None,
     """Load a saved HMM, build its model file for the walker on port_name, upload it."""
     from tqdm import tqdm
 
-    from recognizers import load_recognizer
+    from host.models import append_history, is_default_model, load_model, save_model
 
-    recognizer = load_recognizer(model_path)
+    recognizer = load_model(model_path)
     info = walker_info(port_name)
     try:
         calibration = (WalkerCalibration.load(calibration_path) if calibration_path
                        else calibration_for(info["walker_id"]))
     except CalibrationError as exc:
         raise UserError(str(exc)) from None
-    data = model_bytes(recognizer, calibration)
+    rate = info.get("rate_hz")
+    try:  # the walker filters at its own rate: convert the model, or say why not
+        on_device = recognizer.at_rate(rate) if rate else recognizer
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    data = model_bytes(on_device, calibration)
     bar = tqdm(total=len(data), unit="B", desc="uploading", disable=not progress)
 
     def advance(done, total):
@@ -176,6 +182,14 @@ def deploy_model(model_path, port_name: str, calibration_path=None,
         upload_model(port_name, data, progress=advance)
     finally:
         bar.close()
+    # The model file remembers where it went (its history), like train and learn.
+    append_history(recognizer, "deploy", walker_id=info["walker_id"], port=port_name,
+                   bytes=len(data), calibration=str(calibration.source))
+    if not is_default_model(model_path):  # the shipped file stays as shipped
+        try:
+            save_model(recognizer, model_path, overwrite=True)
+        except UserError as exc:  # deployed all the same; only the note is missing
+            print("walkerlab: warning: deployed, but %s" % exc, file=sys.stderr)
     return {"walker_id": info["walker_id"], "bytes": len(data),
             "classes": [str(c) for c in recognizer.classes_],
             "feature_set": recognizer.feature_set_ or "cop",

@@ -45,18 +45,19 @@ class ModelSpec:
             raise UserError("recognizer %s: %s" % (self.kind, exc)) from None
 
 
-def _load(paths, feature_set, track):
+def _load(paths, feature_set, track, label_map=None, check=True):
     from host.datasets import load_sessions
 
-    return load_sessions(list(paths), feature_set, track)
+    return load_sessions(list(paths), feature_set, track, label_map=label_map, check=check)
 
 
-def _fold_task(spec: ModelSpec, train_paths, test_paths, feature_set, track, decoder):
+def _fold_task(spec: ModelSpec, train_paths, test_paths, feature_set, track, decoder,
+               label_map=None):
     """One fold on a worker: read the recordings, fit, decode the test sessions."""
     from recognizers.evaluation import run_fold
 
-    return run_fold(spec.make, _load(train_paths, feature_set, track),
-                    _load(test_paths, feature_set, track), decoder)
+    return run_fold(spec.make, _load(train_paths, feature_set, track, label_map, False),
+                    _load(test_paths, feature_set, track, label_map, False), decoder)
 
 
 @contextlib.contextmanager
@@ -88,13 +89,16 @@ def evaluate_recordings(paths, specs: list[ModelSpec], *, feature_set: str = "co
                         own_sessions: int = 0, windows=None, transition_window: int = 0,
                         confusion_window: int = 0, scheduler: str = SERIAL,
                         n_workers: int | None = None,
-                        progress: Callable[[int, int], Any] | None = None) -> list[dict]:
+                        progress: Callable[[int, int], Any] | None = None,
+                        label_map: dict | None = None) -> list[dict]:
     """Leave-one-subject-out of every model in ``specs`` over the recordings ``paths``.
 
     ``scheduler``: ``"serial"`` (this process), ``"local"`` (a Dask cluster on this
     machine, ``n_workers`` processes) or a Dask scheduler address.  Returns one
     result dict per spec (see ``recognizers.evaluation.leave_one_subject_out``).
-    ``progress(done, total)`` is called as folds finish.
+    ``progress(done, total)`` is called as folds finish.  A recording given twice,
+    or recordings of different label sets without a ``label_map`` (old code -> new
+    code) to merge them, are refused (``host.datasets.load_sessions``).
     """
     from recognizers.evaluation import DEFAULT_WINDOWS, loso_folds, run_fold, summarize_folds
 
@@ -105,11 +109,13 @@ def evaluate_recordings(paths, specs: list[ModelSpec], *, feature_set: str = "co
         spec.check()
     windows = DEFAULT_WINDOWS if windows is None else windows
     if scheduler == SERIAL:
-        sessions = _load(paths, feature_set, track)
+        sessions = _load(paths, feature_set, track, label_map)
         subjects = [s.subject for s in sessions]
     else:
+        from host.datasets import check_distinct
         from host.recording import read_attrs
 
+        check_distinct(paths)
         sessions = None
         subjects = []
         for p in paths:
@@ -138,7 +144,7 @@ def evaluate_recordings(paths, specs: list[ModelSpec], *, feature_set: str = "co
                 for f, fold in enumerate(folds):
                     fut = client.submit(_fold_task, spec, [paths[i] for i in fold.train],
                                         [paths[i] for i in fold.test], feature_set, track,
-                                        decoder, pure=False)
+                                        decoder, label_map, pure=False)
                     futures[fut] = (m, f)
             try:
                 for fut in as_completed(list(futures)):

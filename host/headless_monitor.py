@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from calibration import calibration_for
+from host.errors import UserError
 from host.link import QueueSink, SerialLink
 from host.pipeline import RecognitionPipeline
 
@@ -24,7 +25,7 @@ def _bar(p: float, width: int = 20) -> str:
 
 
 def render_status(link: SerialLink, pipeline: RecognitionPipeline | None, last_x,
-                  posterior, feature_names) -> str:
+                  posterior, feature_names, model_line: str = "") -> str:
     """The text of one refresh of the terminal view."""
     h = link.health()
     info = link.info or {}
@@ -43,6 +44,8 @@ def render_status(link: SerialLink, pipeline: RecognitionPipeline | None, last_x
     if last_x is not None:
         lines.append("features: " + "  ".join(
             "%s %.2f" % (name, value) for name, value in zip(feature_names, last_x)))
+    if model_line:
+        lines.append(model_line)
     if pipeline is not None and pipeline.recognizer is not None and posterior is not None:
         k = int(np.argmax(posterior))
         lines.append("activity: %s  (p = %.2f)" % (pipeline.classes[k], posterior[k]))
@@ -53,6 +56,16 @@ def render_status(link: SerialLink, pipeline: RecognitionPipeline | None, last_x
     elif pipeline is not None and pipeline.recognizer is None:
         lines.append("activity: (no model loaded: --model MODEL to recognise)")
     return "\n".join(lines)
+
+
+def _model_line(recognizer) -> str:
+    """Which model runs and how it was trained (the shipped default says so)."""
+    if recognizer is None:
+        return ""
+    from host.models import describe_training
+
+    return "model: %s %s (%s)" % (recognizer.kind, recognizer.feature_set_ or "",
+                                  describe_training(recognizer))
 
 
 def run_headless_monitor(port: str, recognizer=None, duration_s: float | None = None,
@@ -74,7 +87,11 @@ def run_headless_monitor(port: str, recognizer=None, duration_s: float | None = 
             for batch in sink.drain():
                 if pipeline is None and link.info is not None:
                     cal = calibration_for(link.info.get("walker_id") or "walker")
-                    pipeline = RecognitionPipeline(cal, recognizer)
+                    try:
+                        pipeline = RecognitionPipeline(cal, recognizer,
+                                                       rate_hz=link.info.get("rate_hz"))
+                    except ValueError as exc:  # a model that cannot run at this rate
+                        raise UserError(str(exc)) from None
                     names = pipeline.features.names
                 if pipeline is None or not len(batch.block):
                     continue
@@ -82,7 +99,8 @@ def run_headless_monitor(port: str, recognizer=None, duration_s: float | None = 
                 last_x = result.features.X[-1]
                 if result.posterior is not None:
                     posterior = result.posterior[-1]
-            text = render_status(link, pipeline, last_x, posterior, names)
+            text = render_status(link, pipeline, last_x, posterior, names,
+                                 _model_line(recognizer))
             if interactive:
                 out.write("\x1b[H\x1b[J" + text + "\n")
             else:

@@ -33,11 +33,147 @@ def app_version() -> str:
     return walkerlab_version()
 
 
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def history_entry(operation: str, *, command: str = "", **details) -> dict:
+    """One line of a model's history: what was done, when, by which version, how."""
+    entry = {"operation": operation, "at": _now(), "app_version": app_version()}
+    if command:
+        entry["command"] = command
+    entry.update({k: v for k, v in details.items() if v is not None})
+    return entry
+
+
+def append_history(model, operation: str, *, command: str = "", **details) -> dict:
+    """Add an operation (train, learn, keep-learning, deploy...) to ``model.metadata_``."""
+    meta = dict(getattr(model, "metadata_", None) or {})
+    history = list(meta.get("history") or [])
+    entry = history_entry(operation, command=command, **details)
+    history.append(entry)
+    meta["history"] = history
+    model.metadata_ = meta
+    return entry
+
+
+def check_out_path(path, overwrite: bool, option: str = "--out") -> pathlib.Path:
+    """Refuse to replace an existing model file unless asked to (``--overwrite``)."""
+    path = pathlib.Path(path)
+    if path.is_dir():
+        raise UserError("%s %s is a folder; give a file name ending in .npz" % (option, path))
+    if path.exists() and not overwrite:
+        raise UserError("%s already exists (use --overwrite to replace it)" % path)
+    if path.suffix != ".npz":
+        raise UserError("%s %s: model files end in .npz" % (option, path))
+    if not path.parent.is_dir() and str(path.parent):
+        raise UserError("%s %s: folder %s does not exist" % (option, path, path.parent))
+    return path
+
+
+def save_model(model, path, *, overwrite: bool, operation: str | None = None,
+               command: str = "", **details) -> pathlib.Path:
+    """Save a recognizer (atomically, 0644) after adding ``operation`` to its history.
+
+    Refuses to replace an existing file unless ``overwrite``.
+    """
+    path = check_out_path(path, overwrite)
+    if operation is not None:
+        append_history(model, operation, command=command, **details)
+    try:
+        return pathlib.Path(model.save(path))
+    except OSError as exc:
+        raise UserError("cannot save the model to %s: %s" % (path, exc.strerror or exc)) \
+            from None
+
+
+def load_model(path):
+    """A saved recognizer, or UserError in one line.
+
+    A file written before models recorded their sample rate gets the rate of its
+    training recordings when they can still be read (else ``at_rate`` assumes
+    50 Hz and warns).
+    """
+    from recognizers import ModelFormatError, load_recognizer
+
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise UserError("cannot load model %s: no such file" % path)
+    try:
+        model = load_recognizer(path)
+    except ModelFormatError as exc:
+        raise UserError("cannot load model: %s" % exc) from None
+    except OSError as exc:
+        raise UserError("cannot read model %s: %s" % (path, exc.strerror or exc)) from None
+    if model.__dict__.get("sample_rate_hz_") is None:
+        rate = _rate_of_recordings((model.metadata_ or {}).get("training_recordings") or [])
+        if rate is not None:
+            model.sample_rate_hz_ = rate
+    return model
+
+
+#: The model shipped with the package (scripts/train_default_model.py makes it).
+DEFAULT_MODEL = pathlib.Path(__file__).resolve().parent / "data" / "default-model.npz"
+
+
+def load_default_model():
+    """The shipped model (so a fresh install recognises at once), or None if missing."""
+    if not DEFAULT_MODEL.exists():
+        return None
+    return load_model(DEFAULT_MODEL)
+
+
+def is_default_model(path) -> bool:
+    try:
+        return path is not None and os.path.samefile(path, DEFAULT_MODEL)
+    except OSError:
+        return False
+
+
+def describe_training(model) -> str:
+    """One line on how a model was trained, from its metadata (for the monitor)."""
+    meta = getattr(model, "metadata_", None) or {}
+    if meta.get("description"):
+        return str(meta["description"])
+    n = len(meta.get("training_recordings") or [])
+    parts = []
+    if n:
+        parts.append("trained on %d recording%s" % (n, "" if n == 1 else "s"))
+    if meta.get("label_track"):
+        track = meta["label_track"]
+        parts.append("labels: %s" % (", ".join(track) if isinstance(track, list) else track))
+    rate = model.__dict__.get("sample_rate_hz_")
+    if rate:
+        parts.append("%g Hz" % rate)
+    if meta.get("trained_at"):
+        parts.append(str(meta["trained_at"])[:10])
+    return ", ".join(parts) or "no training record"
+
+
+def _rate_of_recordings(paths) -> float | None:
+    """The common sample rate of these recordings, if they exist and agree."""
+    from host.datasets import recording_rate_hz
+    from host.recording import open_recording
+
+    rates = set()
+    for p in paths:
+        try:
+            rates.add(recording_rate_hz(open_recording(p)))
+        except Exception:  # gone or unreadable: the rate stays unknown
+            return None
+    return rates.pop() if len(rates) == 1 else None
+
+
 def training_metadata(*, files, label_track, label_set, feature_set, kind, params,
-                      command: str = "", metrics: dict | None = None) -> dict:
-    """The provenance a trained model carries (JSON-serialisable)."""
+                      command: str = "", metrics: dict | None = None,
+                      sample_rate_hz: float | None = None) -> dict:
+    """The provenance a trained model carries (JSON-serialisable).
+
+    Its ``history`` starts with the ``train`` operation; :func:`append_history`
+    adds later ones (``learn``, ``keep-learning``, ``deploy``).
+    """
     meta = {
-        "trained_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "trained_at": _now(),
         "app_version": app_version(),
         "recognizer": kind,
         "params": dict(params),
@@ -47,8 +183,11 @@ def training_metadata(*, files, label_track, label_set, feature_set, kind, param
         "training_recordings": [os.path.abspath(os.fspath(f)) for f in files],
         "command": command,
     }
+    if sample_rate_hz is not None:
+        meta["sample_rate_hz"] = float(sample_rate_hz)
     if metrics is not None:
         meta["metrics"] = metrics
+    meta["history"] = [history_entry("train", command=command, recordings=len(files))]
     return meta
 
 
@@ -85,9 +224,19 @@ def describe_model(path) -> ModelEntry:
     """A registry entry for one model file (ModelFormatError if it is not one)."""
     from recognizers.base import read_model_header
 
+    from recognizers.base import ModelFormatError
+
     header = read_model_header(path)
-    return ModelEntry(str(path), header["kind"], header.get("feature_set"),
-                      header["classes"], header.get("metadata") or {})
+    entry = ModelEntry(str(path), header["kind"], header.get("feature_set"),
+                       header["classes"], header.get("metadata") or {})
+    try:  # what the listing shows must be readable, or the file is listed as broken
+        str(entry.trained_at), entry.n_recordings, dict(entry.accuracy)
+        if entry.feature_set is not None and not isinstance(entry.feature_set, str):
+            raise TypeError("feature_set")
+    except (TypeError, AttributeError, ValueError) as exc:
+        raise ModelFormatError("%s: malformed metadata in the model header (%s)"
+                               % (path, exc)) from None
+    return entry
 
 
 def list_models(directory=None) -> tuple[list[ModelEntry], list[str]]:
@@ -103,7 +252,9 @@ def list_models(directory=None) -> tuple[list[ModelEntry], list[str]]:
     for path in sorted(folder.glob("*.npz")):
         try:
             entries.append(describe_model(path))
-        except ModelFormatError as exc:
+        except ModelFormatError as exc:  # broken files are listed, never fatal
             problems.append(str(exc))
-    entries.sort(key=lambda e: (e.trained_at, e.path), reverse=True)
+        except OSError as exc:
+            problems.append("%s cannot be read (%s)" % (path, exc.strerror or exc))
+    entries.sort(key=lambda e: (str(e.trained_at), e.path), reverse=True)
     return entries, problems

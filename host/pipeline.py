@@ -33,13 +33,17 @@ class RecognitionPipeline:
     """Features from calibrated counts, then a recognizer's streaming filter.
 
     The recognizer (optional) brings its own feature set: a model trained on COP
-    features gets COP features whatever the caller asked for.
+    features gets COP features whatever the caller asked for.  Given the stream's
+    ``rate_hz``, a model trained at another rate is converted to it
+    (``Recognizer.at_rate``), or ValueError says why it cannot be.
     """
 
     def __init__(self, calibration: WalkerCalibration, recognizer=None,
-                 feature_set: str = "cop") -> None:
+                 feature_set: str = "cop", rate_hz: float | None = None) -> None:
         if recognizer is not None:
             feature_set = getattr(recognizer, "feature_set_", None) or feature_set
+            if rate_hz and hasattr(recognizer, "at_rate"):
+                recognizer = recognizer.at_rate(rate_hz)
         self.features = FeatureExtractor(calibration, feature_set)
         self.recognizer = recognizer
         self.classes: tuple[str, ...] = (

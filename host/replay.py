@@ -40,14 +40,15 @@ def recording_calibration(recording) -> WalkerCalibration:
 
 
 def replay_bytes(chunks, calibration: WalkerCalibration, recognizer=None,
-                 speed: float = 0.0, on_output=None) -> ReplayResult:
+                 speed: float = 0.0, on_output=None,
+                 rate_hz: float | None = None) -> ReplayResult:
     """Feed (host_time, bytes) chunks through decoder and pipeline.
 
     speed: 0 runs as fast as possible; X > 0 paces the chunks at X times the speed
     they were recorded at. on_output(PipelineOutput) sees every non-empty block.
     """
     decoder = StreamDecoder()
-    pipeline = RecognitionPipeline(calibration, recognizer)
+    pipeline = RecognitionPipeline(calibration, recognizer, rate_hz=rate_hz)
     t_parts, x_parts, p_parts = [], [], []
     start = time.perf_counter()
     first_host = None
@@ -91,7 +92,15 @@ def recording_chunks(rec):
 
 def replay_recording(path, recognizer=None, speed: float = 0.0, on_output=None):
     """Replay a recording file; returns (Recording, ReplayResult)."""
+    from host.datasets import recording_rate_hz
+    from host.errors import UserError
+
     rec = open_recording(path)
-    result = replay_bytes(recording_chunks(rec), recording_calibration(rec), recognizer,
-                          speed, on_output)
+    try:
+        result = replay_bytes(recording_chunks(rec), recording_calibration(rec), recognizer,
+                              speed, on_output, rate_hz=recording_rate_hz(rec) or None)
+    except ValueError as exc:  # a model that cannot run at the recording's rate
+        if recognizer is None or "Hz" not in str(exc):
+            raise
+        raise UserError(str(exc)) from None
     return rec, result

@@ -245,6 +245,9 @@ class Recognizer(ABC):
     min_format_version: ClassVar[int] = 1
     _parameter_constraints: ClassVar[dict] = {}
     _tags: ClassVar[RecognizerTags] = RecognizerTags()
+    #: Parameters counted in frames (windows): saved in seconds too, and what a
+    #: change of sample rate would have to scale (see :meth:`at_rate`).
+    _frame_params: ClassVar[tuple[str, ...]] = ()
 
     # -- parameters -------------------------------------------------------------
     @classmethod
@@ -404,6 +407,78 @@ class Recognizer(ABC):
             out[t] = self.step(X[t])
         return out
 
+    # -- sample rate ------------------------------------------------------------
+    def time_constants_s(self) -> dict:
+        """Per-frame quantities in seconds (empty if the training rate is unknown).
+
+        Every parameter of ``_frame_params`` as ``value / sample_rate_hz_``, plus
+        whatever :meth:`_rate_dependent_seconds` adds (e.g. mean stays).
+        """
+        rate = self.__dict__.get("sample_rate_hz_")
+        if not rate:
+            return {}
+        out = {}
+        for name in self._frame_params:
+            value = getattr(self, name, None)
+            if isinstance(value, numbers.Real) and not isinstance(value, bool):
+                out[name] = float(value) / rate
+        out.update(self._rate_dependent_seconds(rate))
+        return out
+
+    def _rate_dependent_seconds(self, rate_hz: float) -> dict:
+        """Fitted per-frame quantities in seconds (subclasses with a chain add stays)."""
+        return {}
+
+    def at_rate(self, rate_hz: float):
+        """This model for a stream sampled at ``rate_hz``.
+
+        Returns ``self`` when the model was trained at that rate, else a converted
+        copy (:meth:`_convert_rate`), else raises ``ValueError`` saying why the
+        conversion is impossible and what to do.  A model that does not know its
+        rate (files written before rates were recorded) is taken to be at
+        :data:`recognizers.rates.LEGACY_RATE_HZ`, with a :class:`RateWarning`.
+        """
+        import warnings
+
+        from recognizers.rates import LEGACY_RATE_HZ, RateWarning
+
+        check_is_fitted(self)
+        trained = self.__dict__.get("sample_rate_hz_")
+        if not trained:
+            warnings.warn("this %s model does not record the sample rate it was trained at; "
+                          "assuming %g Hz" % (self.kind, LEGACY_RATE_HZ), RateWarning,
+                          stacklevel=2)
+            trained = LEGACY_RATE_HZ
+        rate_hz = float(rate_hz)
+        if not rate_hz > 0:
+            raise ValueError("a sample rate must be positive, got %r" % (rate_hz,))
+        if abs(rate_hz - trained) < 1e-9 * trained:
+            return self
+        new = copy.deepcopy(self)
+        try:
+            new._convert_rate(rate_hz / trained)
+        except NotImplementedError as exc:
+            raise ValueError(
+                "this %s model was trained at %g Hz and cannot run at %g Hz (%s); "
+                "set the walker to %g Hz or retrain on %g Hz recordings"
+                % (self.kind, trained, rate_hz, exc or "its parameters count frames",
+                   trained, rate_hz)) from None
+        new.sample_rate_hz_ = rate_hz
+        new.metadata_ = dict(getattr(self, "metadata_", None) or {})
+        new.metadata_["converted_from_hz"] = trained
+        new.reset()
+        return new
+
+    def _convert_rate(self, factor: float) -> None:
+        """Convert this (copied) fitted model in place to frames ``factor`` times as
+        frequent; raise ``NotImplementedError(reason)`` if that is impossible.
+
+        Default: not convertible (a subclass knows what its fitted state means).
+        """
+        if self._frame_params:
+            raise NotImplementedError("its %s count frames" % ", ".join(self._frame_params))
+        raise NotImplementedError("its fitted dynamics count frames")
+
     # -- persistence ------------------------------------------------------------
     @abstractmethod
     def _get_state(self) -> dict[str, np.ndarray]:
@@ -436,6 +511,10 @@ class Recognizer(ABC):
             # Provenance for the model registry (training recordings, label set,
             # metrics, app version...): whatever JSON the trainer put in metadata_.
             "metadata": getattr(self, "metadata_", None) or {},
+            # Rate of the training frames, and every per-frame quantity in seconds, so
+            # a stream at another rate is converted or refused (recognizers/rates.py).
+            "sample_rate_hz": self.__dict__.get("sample_rate_hz_"),
+            "time_constants_s": self.time_constants_s(),
         }
         arrays[_HEADER_KEY] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
         fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp",
@@ -443,6 +522,7 @@ class Recognizer(ABC):
         try:
             with os.fdopen(fd, "wb") as fh:  # a handle keeps np.savez from adding ".npz"
                 np.savez(fh, **arrays)
+            os.chmod(tmp, 0o644)  # mkstemp makes 0600; a model is meant to be shared
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
@@ -490,6 +570,9 @@ class Recognizer(ABC):
             obj.n_features_in_ = int(header["n_features_in"])
             obj.feature_set_ = header.get("feature_set")
             obj.metadata_ = dict(header.get("metadata") or {})
+            rate = header.get("sample_rate_hz")
+            if rate is not None:  # files before rates were recorded: None (see at_rate)
+                obj.sample_rate_hz_ = float(rate)
             obj._set_state(arrays)
         except (KeyError, ValueError, IndexError) as exc:
             raise ModelFormatError("%s: damaged %r model (%s: %s)"
@@ -534,10 +617,9 @@ def _read_model_file(path):
         raise
     except ModelFormatError:
         raise
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise ModelFormatError("%s is not a WalkerLab model file (%s)"
-                               % (path, str(exc).splitlines()[0] if str(exc) else
-                                  type(exc).__name__)) from None
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, KeyError, TypeError,
+            AttributeError) as exc:  # TypeError: a bare .npy array (no ``with``)
+        raise ModelFormatError(_unreadable(path, exc)) from None
     try:
         header = json.loads(np.asarray(raw, dtype=np.uint8).tobytes().decode("utf-8"))
     except (ValueError, UnicodeDecodeError, TypeError):
@@ -551,6 +633,27 @@ def _read_model_file(path):
         raise ModelFormatError("%s: model header lacks a kind or an integer format_version"
                                % path)
     return header, arrays
+
+
+def _unreadable(path, exc: BaseException) -> str:
+    """Why a file is not a model, in words (numpy's text talks of pickles and magic)."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = None
+    if size == 0:
+        reason = "the file is empty (0 bytes)"
+    elif isinstance(exc, (zipfile.BadZipFile, EOFError)) or "pickle" in str(exc) \
+            or "magic" in str(exc):
+        reason = "not an .npz archive; damaged or another kind of file"
+    elif isinstance(exc, (TypeError, AttributeError)):
+        reason = "a bare NumPy array (.npy), not a model archive"
+    elif isinstance(exc, UnicodeDecodeError):
+        reason = "model header is not valid JSON"
+    else:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        reason = "unreadable: %s" % text
+    return "%s is not a WalkerLab model file (%s)" % (path, reason)
 
 
 # --------------------------------------------------------------------------- registry
@@ -594,14 +697,22 @@ def read_model_header(path) -> dict:
             header = json.loads(np.asarray(z[_HEADER_KEY], dtype=np.uint8).tobytes()
                                 .decode("utf-8"))
             classes = [str(c) for c in z["classes"]] if "classes" in z.files else []
-    except (OSError, ValueError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
-        if isinstance(exc, ModelFormatError):
-            raise
-        raise ModelFormatError("%s is not a WalkerLab model file (%s)" % (path, exc)) from None
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except ModelFormatError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile, UnicodeDecodeError, EOFError,
+            KeyError, TypeError, AttributeError) as exc:  # TypeError: a bare .npy array
+        raise ModelFormatError(_unreadable(path, exc)) from None
     if not isinstance(header, dict) or header.get("format") != MODEL_FILE_FORMAT:
-        raise ModelFormatError("%s is not a WalkerLab model file" % path)
+        raise ModelFormatError("%s is not a WalkerLab model file (its header is not a "
+                               "WalkerLab model header)" % path)
+    if not isinstance(header.get("kind"), str):
+        raise ModelFormatError("%s: model header lacks a kind" % path)
+    if not isinstance(header.get("metadata"), (dict, type(None))):
+        raise ModelFormatError("%s: model header's metadata is not a table" % path)
     header["classes"] = classes
-    header.setdefault("metadata", {})
+    header["metadata"] = header.get("metadata") or {}
     return header
 
 

@@ -416,6 +416,12 @@ class CRFRecognizer(Recognizer):
     kind = "crf"
     format_version = 1
     _parameter_constraints = _CONSTRAINTS
+    # Window features and transition weights are per frame; the CRF is not converted.
+    _frame_params = ("window",)
+
+    def _convert_rate(self, factor: float) -> None:
+        raise NotImplementedError("its transition weights and window features are per "
+                                  "frame and cannot be rescaled")
     _tags = RecognizerTags(supports_streaming=True, supports_partial_fit=False,
                            requires_labels=True)
 

@@ -1085,6 +1085,25 @@ class HMMRecognizer(Recognizer):
             self._started = True
         return posts
 
+    # -- sample rate ----------------------------------------------------------------
+    def _rate_dependent_seconds(self, rate_hz: float) -> dict:
+        from recognizers.rates import mean_stay_s
+
+        stays = mean_stay_s(self.model_.transmat_, rate_hz)
+        return {"mean_stay": {str(c): float(s) for c, s in zip(self.classes_, stays)}}
+
+    def _convert_rate(self, factor: float) -> None:
+        """Transitions become the ``factor``-th root (the dynamics in seconds kept);
+        emissions are per frame of physical values and stay; ``tau`` follows."""
+        from recognizers.rates import persistence_tau_at_rate, transmat_at_rate
+
+        m = self.model_
+        self.model_ = MultiCategoricalHMM(m.startprob_, transmat_at_rate(m.transmat_, factor),
+                                          m.emissions_)
+        if self.transitions == "persistence":
+            self.tau = persistence_tau_at_rate(float(self.tau), m.n_components, factor)
+        self._build_runtime()
+
     # -- persistence ----------------------------------------------------------------
     def _get_state(self) -> dict[str, np.ndarray]:
         d = self.discretizer_.to_arrays()

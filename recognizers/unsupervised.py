@@ -218,6 +218,21 @@ class _LatentHMMRecognizer(Recognizer):
             self._started = True
         return self._classes_from_states(posts)
 
+    # -- sample rate ----------------------------------------------------------------
+    def _rate_dependent_seconds(self, rate_hz: float) -> dict:
+        from recognizers.rates import mean_stay_s
+
+        return {"mean_stay_per_state": mean_stay_s(self.model_.transmat_, rate_hz).tolist()}
+
+    def _convert_rate(self, factor: float) -> None:
+        """Latent transitions become the ``factor``-th root; emissions stay."""
+        from recognizers.rates import transmat_at_rate
+
+        m = self.model_
+        self.model_ = MultiCategoricalHMM(m.startprob_, transmat_at_rate(m.transmat_, factor),
+                                          m.emissions_)
+        self._build_runtime()
+
     # -- persistence ----------------------------------------------------------------
     def _get_state(self) -> dict[str, np.ndarray]:
         d = self.discretizer_.to_arrays()
@@ -460,6 +475,13 @@ class BMMRecognizer(_LatentHMMRecognizer):
         self.init_window = init_window
         self.state_mapping = state_mapping
         self.random_state = random_state
+
+    _frame_params = ("init_frames", "init_window")
+
+    def _convert_rate(self, factor: float) -> None:
+        # The Dirichlet posterior counts frames (and keeps learning from them).
+        raise NotImplementedError("its posterior counts frames and goes on learning "
+                                  "from them")
 
     def _bmm_params(self, n_states: int) -> dict:
         return dict(n_components=int(n_states), n_init=int(self.n_init),

@@ -20,6 +20,8 @@ import pathlib
 import uuid
 import xml.etree.ElementTree as ET
 
+import numpy as np
+
 from host.errors import UserError
 
 EAF_VERSION = "3.0"
@@ -47,10 +49,12 @@ def export_csv(tracks, out) -> int:
     return n
 
 
-def import_csv(path, track: str | None = None) -> list[tuple[float, float, str]]:
+def import_csv(path, track: str | None = None, lines: list | None = None
+               ) -> list[tuple[float, float, str]]:
     """Segments from a CSV with columns start_s, stop_s, activity (and optionally
     track: then `track` picks one when the file holds several). UserError on a file
-    that is not such a table, naming the line."""
+    that is not such a table, naming the line.  ``lines`` (a list) receives the file
+    line of each segment."""
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise UserError("%s: no such file" % path)
@@ -96,6 +100,8 @@ def import_csv(path, track: str | None = None) -> list[tuple[float, float, str]]
         if not c:
             raise UserError("%s line %d: empty activity" % (path, n))
         out.append((a, b, c))
+        if lines is not None:
+            lines.append(n)
     return out
 
 
@@ -236,10 +242,46 @@ def export_labels(path, fmt: str, out, tracks=None, overwrite: bool = False) -> 
     return sum(len(t) for t in chosen)
 
 
+def check_segments(segments, refs, start_s: float, end_s: float, codes,
+                   tolerance_s: float = 0.0) -> list[str]:
+    """What is wrong with imported segments, one message per problem, each naming the
+    segment's ``refs`` entry (a CSV line, an ELAN annotation): overlaps, segments
+    outside the recording [start_s, end_s] (+- tolerance) and codes not in ``codes``."""
+    problems = []
+    order = sorted(range(len(segments)), key=lambda i: (segments[i][0], segments[i][1]))
+    last = None
+    for i in order:
+        a, b, c = segments[i]
+        if last is not None and a < segments[last][1] - 1e-9:
+            la, lb, lc = segments[last]
+            problems.append("%s (%g-%g s %s) overlaps %s (%g-%g s %s)"
+                            % (refs[i], a, b, c, refs[last], la, lb, lc))
+        if last is None or b > segments[last][1]:
+            last = i
+    for i, (a, b, c) in enumerate(segments):
+        if a < start_s - tolerance_s or b > end_s + tolerance_s:
+            problems.append("%s (%g-%g s %s) is outside the recording (%g-%g s)"
+                            % (refs[i], a, b, c, start_s, end_s))
+    known = set(codes)
+    for i, (a, b, c) in enumerate(segments):
+        if c not in known:
+            problems.append("%s: unknown activity code %r (known: %s)"
+                            % (refs[i], c, " ".join(sorted(known))))
+    return problems
+
+
 def import_labels(path, file, annotator: str, track: str | None = None,
-                  name: str | None = None, replace: bool = False) -> tuple[str, int]:
+                  name: str | None = None, replace: bool = False, lenient: bool = False,
+                  label_set=None, report=None) -> tuple[str, int]:
     """Add the segments of a CSV (or .eaf) file to the recording as a human track
-    named `name` (default: the annotator), snapped to the sample grid."""
+    named `name` (default: the annotator), snapped to the sample grid.
+
+    Strict by default: overlapping segments, segments outside the recording and
+    activity codes outside ``label_set`` (a LabelSet or codes; default: the exp1 and
+    exp2 activities and any code already in the recording) are listed with their
+    line numbers and the import is refused (UserError).  ``lenient``: overlaps are
+    trimmed (the later segment wins), segments are clipped to the recording, unknown
+    codes are kept, and every problem is passed to ``report(message)`` instead."""
     from host.annotate.labels import SampleGrid, normalise
     from host.recording import LabelTrack, open_recording
     from host.recording.labels import read_tracks, save_tracks
@@ -255,17 +297,48 @@ def import_labels(path, file, annotator: str, track: str | None = None,
         if key not in tiers:
             raise UserError("%s has no tier %r (tiers: %s)" % (file, key, ", ".join(tiers)))
         segments = tiers[key]
+        refs = ["tier %s annotation %d" % (key, i + 1) for i in range(len(segments))]
     else:
-        segments = import_csv(file, track)
+        lines: list[int] = []
+        segments = import_csv(file, track, lines)
+        refs = ["line %d" % n for n in lines]
     if not segments:
         raise UserError("%s: no segments to import" % file)
     name = name or annotator
     rec = open_recording(path)
-    if name in read_tracks(path) and not replace:
+    existing = read_tracks(path)
+    if name in existing and not replace:
         raise UserError("%s already has a label track %r (use --name or --replace)"
                         % (path, name))
+    if not len(rec.time_s):
+        raise UserError("%s has no samples to label" % path)
+    codes = _known_codes(label_set, existing)
+    t0, t1 = float(rec.time_s.min()), float(rec.time_s.max())
+    period = float(np.median(np.diff(rec.time_s))) if len(rec.time_s) > 1 else 0.0
+    problems = check_segments(segments, refs, t0, t1, codes, tolerance_s=period)
+    if problems and not lenient:
+        more = " (and %d more)" % (len(problems) - 1) if len(problems) > 1 else ""
+        raise UserError("%s: %s%s; fix the file, or import with --lenient to trim and "
+                        "clip" % (file, problems[0], more))
+    for p in problems:
+        if report is not None:
+            report(p)
+    segments = [(max(a, t0), min(b, t1 + period), c) for a, b, c in segments]
+    segments = [s for s in segments if s[1] > s[0]]
     grid = SampleGrid(rec.time_s)
     snapped = grid.snap_segments(normalise(segments))
     save_tracks(path, [LabelTrack.from_segments(name, snapped, annotator=annotator,
                                                 source="human")])
     return name, len(snapped)
+
+
+def _known_codes(label_set, existing_tracks) -> set[str]:
+    """Codes an import may use: the label set's, else exp1/exp2's and the recording's."""
+    from device.sim.activities import EXP1_CLASSES, EXP2_CLASSES
+
+    if label_set is not None:
+        return set(getattr(label_set, "classes", label_set))
+    codes = set(EXP1_CLASSES) | set(EXP2_CLASSES)
+    for tr in existing_tracks.values():
+        codes.update(str(c) for _, _, c in tr.segments())
+    return codes

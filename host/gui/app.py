@@ -407,14 +407,14 @@ class MainWindow(QtWidgets.QMainWindow):
         finally:
             QtWidgets.QApplication.restoreOverrideCursor()
 
-    def load_model(self, path: str) -> bool:
+    def load_model(self, path: str, remember: bool = True) -> bool:
         recognizer = self._busy(self._guard, "Cannot load model", self.controller.load_model,
                                 path)
         if recognizer is FAILED:
             return False
         self.model_panel.set_model(path, recognizer)
         self.statusBar().showMessage("Model %s loaded" % os.path.basename(path), 4000)
-        if self.persist:
+        if self.persist and remember:
             self.settings.setValue("model/path", path)
         return True
 
@@ -797,7 +797,8 @@ def _excepthook(window_ref):
 
 def run_monitor(port: str | None = None, model_path: str | None = None,
                 screenshot: str | None = None, after_s: float | None = None,
-                course: str = "free", seed: int = 0, duration_s: float | None = None,
+                course: str = "free", seed: int | None = None,
+                duration_s: float | None = None,
                 theme: str | None = None, replay: str | None = None,
                 speed: float = 1.0) -> int:
     """Open the monitor window; returns the exit status.
@@ -826,6 +827,8 @@ def run_monitor(port: str | None = None, model_path: str | None = None,
         raise UserError("model file %s does not exist" % model_path)
     check_screenshot_path(screenshot)
     app = qt_application(theme)
+    if seed is None:
+        from device.sim.activities import DEMO_SEED as seed
     controller = MonitorController(virtual_course=course, virtual_seed=seed)
     if model_path:
         controller.load_model(model_path)  # a bad model: one line from the CLI, no window
@@ -848,6 +851,11 @@ def run_monitor(port: str | None = None, model_path: str | None = None,
             last = value(window.settings, "model/path", "", str)
             if last and os.path.exists(last):
                 window.load_model(last)
+        if controller.recognizer is None and not model_path:
+            from host.models import DEFAULT_MODEL
+
+            if DEFAULT_MODEL.exists():  # a fresh install recognises at once
+                window.load_model(str(DEFAULT_MODEL), remember=False)
         window.show()
         if replay:
             window.replay_panel.speed.blockSignals(True)

@@ -206,14 +206,14 @@ class MonitorController:
     # ---- model --------------------------------------------------------------------
     def load_model(self, path) -> object:
         """Load a saved recognizer and use it from the next block on."""
-        from recognizers import load_recognizer
+        from host.models import load_model
 
         path = os.fspath(path)
         if not os.path.exists(path):
             raise UserError("model file %s does not exist" % path)
         try:
-            recognizer = load_recognizer(path)
-        except (ValueError, KeyError, OSError) as exc:
+            recognizer = load_model(path)
+        except (UserError, ValueError, KeyError, OSError) as exc:
             raise UserError("cannot load model %s: %s"
                             % (os.path.basename(path), _model_error(exc, path))) from None
         if not recognizer_streams(recognizer):
@@ -250,11 +250,21 @@ class MonitorController:
         if self.recognizer is None:
             raise UserError("no model is loaded")
         lock = self.worker.model_lock if self.worker is not None else None
+        from host.models import append_history
+
+        # The file dialog already asked before replacing a file.
+        steps = getattr(getattr(self.recognizer, "bmm_", None), "n_steps_", None)
         try:
             if lock is not None:
                 with lock:  # not in the middle of a learning step
+                    append_history(self.recognizer, "keep-learning", source="live monitor",
+                                   frames_learnt_total=None if steps is None else int(steps),
+                                   from_model=self.model_path)
                     out = self.recognizer.save(path)
             else:
+                append_history(self.recognizer, "keep-learning", source="live monitor",
+                               frames_learnt_total=None if steps is None else int(steps),
+                               from_model=self.model_path)
                 out = self.recognizer.save(path)
         except OSError as exc:
             raise UserError("cannot save model to %s: %s" % (path, exc)) from None
@@ -425,6 +435,8 @@ def _model_error(exc: BaseException, path: str) -> str:
     for prefix in (path + ": ", path + " "):
         if text.startswith(prefix):
             text = text[len(prefix):]
+            if text.startswith("is "):
+                text = "it " + text
     cut = text.find(" (")
     if cut > 0 and "pickle" in text[cut:]:
         text = text[:cut]

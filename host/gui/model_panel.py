@@ -54,11 +54,18 @@ class ModelPanel(QtWidgets.QGroupBox):
             self.save_button.setVisible(False)
             self.setToolTip("")
             return
+        from host.models import describe_training, is_default_model
+
         kind = getattr(recognizer, "kind", type(recognizer).__name__)
         fs = getattr(recognizer, "feature_set_", None) or "?"
         n = len(recognizer.classes_)
-        self.name.setText("<b>%s</b>" % os.path.basename(path or "model"))
-        self.detail.setText("%s · %s features · %d activities" % (kind, fs, n))
+        if is_default_model(path):
+            self.name.setText("<b>Default model</b> (shipped with WalkerLab; Load model… "
+                              "replaces it)")
+        else:
+            self.name.setText("<b>%s</b>" % os.path.basename(path or "model"))
+        self.detail.setText("%s · %s features · %d activities\n%s"
+                            % (kind, fs, n, describe_training(recognizer)))
         self.unload_button.setEnabled(True)
         tags = recognizer.get_tags() if hasattr(recognizer, "get_tags") else None
         learnable = bool(tags and tags.supports_partial_fit)

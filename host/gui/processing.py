@@ -171,7 +171,10 @@ class ProcessingWorker:
                 self.errors.append("calibration of walker %s: %s; using nominal values"
                                    % (walker_id, one_line(exc)))
                 self.calibration = WalkerCalibration(walker_id=walker_id)
-        self._pipeline = RecognitionPipeline(self.calibration, self._recognizer)
+        if info is None and self._info_getter is not None:
+            info = self._info_getter()
+        self._pipeline = RecognitionPipeline(self.calibration, self._recognizer,
+                                             rate_hz=(info or {}).get("rate_hz"))
         return True
 
     def _apply_learning(self) -> None:

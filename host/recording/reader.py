@@ -118,7 +118,13 @@ def open_h5(path, mode: str = "r") -> h5py.File:
                 % (path, msg)) from None
         if isinstance(exc, PermissionError):
             raise
-        raise RecordingFormatError("%s: not a readable HDF5 file, or truncated (%s)"
+        if "signature" in msg:  # h5py's words for "this is not HDF5 at all"
+            raise RecordingFormatError("%s: not an HDF5 file (WalkerLab recordings are "
+                                       "HDF5 .h5 files)" % path) from None
+        if "truncated" in msg or "eof" in msg.lower():
+            raise RecordingFormatError("%s: the HDF5 file is truncated (cut short while "
+                                       "being copied or written)" % path) from None
+        raise RecordingFormatError("%s: not a readable HDF5 file (%s)"
                                    % (path, msg)) from None
 
 

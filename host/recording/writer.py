@@ -94,6 +94,21 @@ def sample_conversions(calibration_json: str, info: dict | None) -> dict[str, di
             ("encoder", "m", math.pi * wheel / tpr, "%s, wheel %s" % (tick_src, wheel_src))):
         out[name] = {"unit": unit, "conversion": np.float32(conv),
                      "resolution": np.float32(conv), "conversion_source": src}
+    # Exact per-channel calibration beside the nominal NWB conversion:
+    # value = (counts - channel_offset_counts) * channel_conversion, the features' formula
+    # (host/features.py; load counts the firmware already tared, status 0x10, take no
+    # offset).  recordings/README.md's h5py recipe uses these.
+    n_cells, n_axes = 4, 3
+    offsets = cal.get("load_offsets_counts") or [0.0] * n_cells
+    gains = cal.get("load_gains_counts_per_n") or [NOMINAL_LOAD_GAIN_COUNTS_PER_N] * n_cells
+    bias = cal.get("accel_bias_counts") or [0.0] * n_axes
+    cpgs = cal.get("accel_counts_per_g") or [cpg] * n_axes
+    out["loads"].update(channel_offset_counts=np.asarray(offsets, dtype=np.float64),
+                        channel_conversion=1.0 / np.asarray(gains, dtype=np.float64))
+    out["accel"].update(channel_offset_counts=np.asarray(bias, dtype=np.float64),
+                        channel_conversion=GRAVITY / np.asarray(cpgs, dtype=np.float64))
+    for name in ("loads", "accel"):
+        out[name]["calibration_walker_id"] = str(cal.get("walker_id", ""))
     return out
 
 
@@ -527,6 +542,9 @@ class RecordingWriter:
                 raise ValueError("%r is not a session attribute (%s)"
                                  % (k, ", ".join(L.SESSION_ATTRS)))
             self._f.attrs[k] = _calibration_json(v) if k == "calibration" else str(v)
+            if k == "calibration":  # the per-channel attributes follow it
+                set_sample_attrs(self._f, self._f[L.INFO].attrs if L.INFO in self._f
+                                 and len(self._f[L.INFO]) else None)
 
     # ---- state ------------------------------------------------------------------
     def _check_open(self) -> None:

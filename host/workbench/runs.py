@@ -168,7 +168,7 @@ def train_and_save(config: RunConfig, models_dir, run: Run | None = None,
     The model's metadata is host.models.training_metadata, with the run's LOSO
     metrics when a run of this configuration is given.
     """
-    from host.datasets import load_sessions
+    from host.datasets import check_rates, load_sessions
     from host.models import training_metadata
 
     config.check()
@@ -183,10 +183,12 @@ def train_and_save(config: RunConfig, models_dir, run: Run | None = None,
         raise UserError("cannot train: %s" % exc) from None
     metrics = json_safe(run.result) if run is not None else None
     command = evaluate_command([run]) if run is not None else ""
+    model.sample_rate_hz_ = check_rates(sessions)
     model.metadata_ = training_metadata(
         files=config.paths, label_track=sorted({s.track for s in sessions}),
         label_set=model.classes_, feature_set=config.feature_set, kind=config.kind,
-        params=config.params, command=command, metrics=metrics)
+        params=config.params, command=command or "workbench: Train and save",
+        metrics=metrics, sample_rate_hz=model.sample_rate_hz_)
     if out is None:
         folder = pathlib.Path(models_dir)
         try:

@@ -1099,7 +1099,8 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
             for j, text in enumerate(cells):
                 t.setItem(i, j, _item(text, j in (4, 5, 6), tip=e.path if j == 0 else text))
         self.models_problems.setText(
-            ("Skipped %d file(s): %s" % (len(problems), problems[0])) if problems else
+            ("%d model(s); %d broken file(s): %s" % (len(entries), len(problems),
+                                                     problems[0])) if problems else
             ("No models in this folder yet: Train and save on the Evaluate tab adds one"
              if not entries else "%d model(s)" % len(entries)))
         if select is not None:

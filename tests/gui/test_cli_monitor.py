@@ -39,3 +39,17 @@ def test_without_a_display_it_falls_back_to_the_terminal_monitor(tmp_path):
     assert "WalkerLab monitor" in result.stdout
     refused = _run(["--screenshot", str(tmp_path / "x.png")], env)
     assert refused.returncode == 2 and "needs a display" in refused.stderr
+
+
+def test_a_fresh_start_runs_the_shipped_model(tmp_path, qtbot):
+    """No --model and no remembered one: the monitor loads the default model."""
+    from host.gui.app import MainWindow
+    from host.gui.controller import MonitorController
+    from host.models import DEFAULT_MODEL
+
+    window = MainWindow(MonitorController(), persist=False)
+    qtbot.addWidget(window)
+    assert window.load_model(str(DEFAULT_MODEL), remember=False)
+    assert "Default model" in window.model_panel.name.text()
+    assert "simulated" in window.model_panel.detail.text()
+    window.close()

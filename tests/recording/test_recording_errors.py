@@ -60,7 +60,7 @@ def test_recover_refuses_to_overwrite_its_output(recording, tmp_path):
 def test_not_hdf5_is_a_format_error(tmp_path):
     path = tmp_path / "notes.h5"
     path.write_text("hello, not HDF5\n")
-    with pytest.raises(RecordingFormatError, match="not a readable HDF5 file") as exc:
+    with pytest.raises(RecordingFormatError, match="not an HDF5 file") as exc:
         open_recording(path)
     assert "\n" not in str(exc.value)
     assert not can_read(path)

@@ -69,11 +69,11 @@ def test_readme_documents_every_object_and_root_attribute():
     assert "`%s`" % L.FORMAT_VERSION in doc and L.FORMAT_VERSION in doc.splitlines()[0]
 
 
-def test_readme_plain_h5py_example_runs_and_is_ten_lines(generated, capsys):
+def test_readme_plain_h5py_example_runs_and_is_a_dozen_lines(generated, capsys):
     doc = README.read_text()
     section = doc.split("## Reading a file with plain h5py", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    assert len(code.strip().splitlines()) <= 10
+    assert len(code.strip().splitlines()) <= 12  # with per-channel calibration
     path = next(p for p in generated if p.name == fixture_name("clean"))
     exec(compile(code.replace('"session.h5"', repr(str(path))), "README", "exec"), {})
     out = capsys.readouterr().out
