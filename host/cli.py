@@ -893,7 +893,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "events and statistics and save it (.npz + JSON); evaluate: "
                        "leave-one-subject-out accuracy of 1-NN and logistic regression on "
                        "the projection and on the raw window features.")
-    p.add_argument("action", choices=("fit", "evaluate"))
+    p.add_argument("action", choices=("fit", "evaluate"), help="fit a model, or evaluate "
+                   "the projection by leave-one-subject-out")
     p.add_argument("files", nargs="+", metavar="RECORDINGS", help="recordings (.h5)")
     p.add_argument("--out", default=None, help="model file to write (.npz), for fit")
     p.add_argument("--components", type=int, default=4, help="hidden units (map dimensions)")
