@@ -6,9 +6,9 @@
 Each run records exactly as `walkerlab record` does (host.record.record_session) from a
 virtual walker on a pseudo-terminal.
 
-* soak: `--soak-minutes` of walking served at `--speed` x real time; the recording
-  process's RSS is sampled after the first simulated minute and at the end (goal:
-  within 10 %), and no frame may be lost.
+* soak: `--soak-minutes` of walking served at `--speed` x real time to `walkerlab
+  record` in its own process; its RSS is sampled after the first simulated minute and
+  at the end (goal: within 10 %), and no frame may be lost.
 * unplug storm: `--unplugs` unplugs at random intervals (0.3-0.9 s apart, 0.05-0.25 s
   long); every one must be reconnected and seen as one sequence gap in the file.
 * disk full: `walkerlab record` runs in a child process writing to a 2 MB tmpfs (as
@@ -36,14 +36,6 @@ from host.record import record_session  # noqa: E402
 from host.recording import open_recording  # noqa: E402
 
 
-def rss_mb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 class Served:
     """A virtual walker served on a pty in a thread, for the length of a with-block."""
 
@@ -66,26 +58,44 @@ class Served:
         self.server.close()
 
 
+def rss_of(pid: int) -> float:
+    """Resident memory (MB) of a process, from /proc (Linux)."""
+    with open("/proc/%d/status" % pid) as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def soak(folder: pathlib.Path, minutes: float, speed: float) -> dict:
+    """`walkerlab record` in its own process (as users run it), RSS sampled from /proc."""
     seconds = minutes * 60 / speed
-    samples = {}
-
-    def sample_rss():
-        time.sleep(60 / speed)
-        samples["first_minute"] = rss_mb()
-
-    threading.Thread(target=sample_rss, daemon=True).start()
     out = folder / "soak.h5"
+    trace = []
     with Served(folder, FaultConfig(), speed) as port:
-        health = record_session(port, out, seconds, progress=False)
-    samples["end"] = rss_mb()
+        proc = subprocess.Popen([sys.executable, "-m", "host.cli", "record", "--port", port,
+                                 "--out", str(out), "--duration", str(seconds), "--quiet"],
+                                cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        t0 = time.monotonic()
+        while proc.poll() is None:
+            try:
+                trace.append((time.monotonic() - t0, rss_of(proc.pid)))
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.5)
+        err = proc.stderr.read()
+    if proc.returncode:
+        raise RuntimeError("walkerlab record failed: %s" % err.strip()[-300:])
+    first = [r for t, r in trace if t >= 60 / speed]
     rec = open_recording(out)
     s = rec.summary()
+    # the last samples are taken while recording (before the final decode and close)
+    end = [r for t, r in trace if t <= seconds]
     return {"simulated_s": round(s["duration_s"]), "samples": s["samples"],
             "frames_lost": s["frames_lost"], "seq_gaps": s["seq_gaps"],
-            "queue_drops": health["queue_drops"],
-            "rss_first_minute_mb": round(samples.get("first_minute", float("nan")), 1),
-            "rss_end_mb": round(samples["end"], 1)}
+            "rss_first_minute_mb": round(first[0], 1) if first else float("nan"),
+            "rss_end_mb": round(end[-1], 1) if end else float("nan"),
+            "rss_max_mb": round(max(r for _, r in trace), 1) if trace else float("nan")}
 
 
 def storm(folder: pathlib.Path, unplugs: int) -> dict:

@@ -417,6 +417,10 @@ def write_truth_track(f: h5py.File) -> LabelTrack | None:
 
 
 # ---- the writer ----------------------------------------------------------------------
+# HDF5's per-dataset chunk cache (1 MB each by default) fills with the chunks an
+# append-only writer has finished with: RSS grew ~25 MB per recorded hour. A small
+# cache keeps memory flat over long recordings (benchmarks/bench_stress.py, soak).
+CHUNK_CACHE_BYTES = 64 * 1024
 _TEARDOWN_SKIPPED = []
 EXIT_CODE_AFTER_WRITE_FAILURE = 2
 
@@ -459,7 +463,8 @@ class RecordingWriter:
                                   "it explicitly" % self.path)
         calibration_json = _calibration_json(calibration)
         self.flush_interval_s = flush_interval_s
-        self._f = h5py.File(self.path, "w" if overwrite else "x")
+        self._f = h5py.File(self.path, "w" if overwrite else "x",
+                            rdcc_nbytes=CHUNK_CACHE_BYTES)
         try:
             version = walkerlab_version()
             attrs = self._f.attrs
