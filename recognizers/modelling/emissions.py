@@ -159,6 +159,16 @@ def _check_posterior(posterior, T: int, K: int) -> np.ndarray:
     return post
 
 
+def _as_means_covars(means, covars) -> tuple[np.ndarray, np.ndarray]:
+    """float64 C arrays, means checked to be (n_components, n_features), non-empty."""
+    means = np.ascontiguousarray(means, dtype=np.float64)
+    covars = np.ascontiguousarray(covars, dtype=np.float64)
+    if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
+        raise ValueError("means must have shape (n_components, n_features), got %s"
+                         % (means.shape,))
+    return means, covars
+
+
 def _out(out, T: int, K: int) -> np.ndarray:
     if out is None:
         return np.empty((T, K))
@@ -354,11 +364,7 @@ class DiagGaussianEmissions:
     covariance_type = "diag"
 
     def __init__(self, means, covars):
-        means = np.ascontiguousarray(means, dtype=np.float64)
-        covars = np.ascontiguousarray(covars, dtype=np.float64)
-        if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
-            raise ValueError("means must have shape (n_components, n_features), got %s"
-                             % (means.shape,))
+        means, covars = _as_means_covars(means, covars)
         if covars.shape != means.shape:
             raise ValueError("diagonal covars must have shape %s, got %s"
                              % (means.shape, covars.shape))
@@ -435,11 +441,7 @@ class FullGaussianEmissions:
     covariance_type = "full"
 
     def __init__(self, means, covars):
-        means = np.ascontiguousarray(means, dtype=np.float64)
-        covars = np.ascontiguousarray(covars, dtype=np.float64)
-        if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
-            raise ValueError("means must have shape (n_components, n_features), got %s"
-                             % (means.shape,))
+        means, covars = _as_means_covars(means, covars)
         K, D = means.shape
         if covars.shape != (K, D, D):
             raise ValueError("full covars must have shape (%d, %d, %d), got %s"
@@ -512,11 +514,7 @@ class SphericalGaussianEmissions(DiagGaussianEmissions):
     covariance_type = "spherical"
 
     def __init__(self, means, covars):
-        means = np.ascontiguousarray(means, dtype=np.float64)
-        covars = np.ascontiguousarray(covars, dtype=np.float64)
-        if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
-            raise ValueError("means must have shape (n_components, n_features), got %s"
-                             % (means.shape,))
+        means, covars = _as_means_covars(means, covars)
         if covars.shape != means.shape[:1]:
             raise ValueError("spherical covars must have shape (%d,), got %s"
                              % (means.shape[0], covars.shape))
@@ -533,11 +531,7 @@ class TiedGaussianEmissions(FullGaussianEmissions):
     covariance_type = "tied"
 
     def __init__(self, means, covars):
-        means = np.ascontiguousarray(means, dtype=np.float64)
-        covars = np.ascontiguousarray(covars, dtype=np.float64)
-        if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
-            raise ValueError("means must have shape (n_components, n_features), got %s"
-                             % (means.shape,))
+        means, covars = _as_means_covars(means, covars)
         K, D = means.shape
         if covars.shape != (D, D):
             raise ValueError("tied covars must have shape (%d, %d), got %s"
