@@ -13,8 +13,12 @@ from recognizers.modelling.chain import (
     smooth,
     viterbi,
 )
+from recognizers.modelling.lda import LDA
+from recognizers.modelling.perplexity import heldout_perplexity
 
 __all__ = [
+    "LDA",
+    "heldout_perplexity",
     "BackwardResult",
     "FilterStepResult",
     "ForwardResult",

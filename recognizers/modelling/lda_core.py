@@ -127,7 +127,7 @@ def _doc_tokens(indices, counts, lo, hi, seed, out):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # shards run on threads (LDA.fit_parallel)
 def bmm_sweep(indptr, indices, counts, raw, scale, B, S2, alpha_prior, doc_seeds, doc_alpha,
               learn_phi):
     """One BMM pass over documents (Algorithm 6; Algorithm 3 when ``learn_phi`` is False).
