@@ -14,10 +14,14 @@ from recognizers.modelling.chain import (
     viterbi,
 )
 from recognizers.modelling.harmonium import BayesianHarmonium, Harmonium
+from recognizers.modelling.lda import LDA
+from recognizers.modelling.perplexity import heldout_perplexity
 
 __all__ = [
     "BayesianHarmonium",
     "Harmonium",
+    "LDA",
+    "heldout_perplexity",
     "BackwardResult",
     "FilterStepResult",
     "ForwardResult",

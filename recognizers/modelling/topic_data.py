@@ -1,0 +1,68 @@
+"""Synthetic LDA corpora (thesis 5.4.4) and topic-recovery scores."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
+
+__all__ = ["make_lda_corpus", "topic_recovery", "hellinger"]
+
+
+def make_lda_corpus(n_topics: int = 5, n_words: int = 1000, n_docs: int = 20,
+                    doc_length=(2000, 5000), doc_topic_prior: float = 0.5,
+                    topic_word_prior: float = 0.1, random_state=0):
+    """Draw a corpus from LDA: ``(X, doc_topic, topic_word)``.
+
+    Thesis set-up (5.4.4): T = 5 topics, W = 1000 words, 20 documents whose
+    lengths are uniform on ``doc_length`` (inclusive).  ``X`` is a CSR (n_docs,
+    n_words) int64 count matrix; ``doc_topic`` (n_docs, T) and ``topic_word``
+    (T, W) are the true parameters (rows sum to 1).  The thesis does not give
+    its alpha and beta; the defaults (0.5, 0.1) give sparse, distinct topics.
+    """
+    if n_topics < 1 or n_words < 1 or n_docs < 1:
+        raise ValueError("n_topics, n_words and n_docs must be positive")
+    lo, hi = (doc_length, doc_length) if np.isscalar(doc_length) else doc_length
+    if not 0 <= lo <= hi:
+        raise ValueError("doc_length must be an int or a (low, high) pair with 0 <= low <= high")
+    if doc_topic_prior <= 0 or topic_word_prior <= 0:
+        raise ValueError("priors must be positive")
+    rng = np.random.default_rng(random_state)
+    topic_word = rng.dirichlet(np.full(n_words, float(topic_word_prior)), size=n_topics)
+    doc_topic = rng.dirichlet(np.full(n_topics, float(doc_topic_prior)), size=n_docs)
+    lengths = rng.integers(lo, hi + 1, size=n_docs)
+    rows = []
+    for d in range(n_docs):
+        # word counts of a document: multinomial over the mixture of its topics
+        rows.append(rng.multinomial(lengths[d], doc_topic[d] @ topic_word))
+    X = sp.csr_matrix(np.asarray(rows, dtype=np.int64))
+    return X, doc_topic, topic_word
+
+
+def hellinger(p, q) -> np.ndarray:
+    """Pairwise Hellinger distances between the rows of ``p`` (A, W) and ``q`` (B, W)."""
+    p = np.asarray(p, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    p = p / p.sum(1, keepdims=True)
+    q = q / q.sum(1, keepdims=True)
+    bc = np.sqrt(p) @ np.sqrt(q).T  # Bhattacharyya coefficients
+    return np.sqrt(np.clip(1.0 - bc, 0.0, 1.0))
+
+
+def topic_recovery(learned_topic_word, true_topic_word):
+    """Hungarian-matched Hellinger distance between learned and true topics.
+
+    Returns ``(mean_hellinger, per_topic, matching)``: ``matching[i]`` is the
+    learned topic matched to true topic ``i`` and ``per_topic[i]`` its distance
+    (``nan`` for true topics left unmatched when fewer topics were learned).
+    """
+    L = np.asarray(learned_topic_word, dtype=np.float64)
+    T = np.asarray(true_topic_word, dtype=np.float64)
+    if L.ndim != 2 or T.ndim != 2 or L.shape[1] != T.shape[1]:
+        raise ValueError("topic-word matrices must be 2-D with the same number of words")
+    H = hellinger(T, L)
+    rows, cols = linear_sum_assignment(H)
+    per = np.full(T.shape[0], np.nan)
+    match = np.full(T.shape[0], -1, dtype=np.int64)
+    per[rows] = H[rows, cols]
+    match[rows] = cols
+    return float(np.nanmean(per)), per, match
