@@ -1,0 +1,162 @@
+"""LDA: our BMM, Gibbs and VB against gensim, scikit-learn and tomotopy (issue 15).
+
+    .venv/bin/python benchmarks/bench_lda.py [--corpus synthetic lee] [--repeats 1]
+    .venv/bin/python benchmarks/bench_lda.py --quick
+
+Every model is fitted on the same training documents and scored by the same
+``heldout_perplexity`` (document completion, thesis eq 5.46) on the same held-out
+documents, with the same number of topics and the same priors (alpha, beta).
+Times are wall-clock of the fit as a user calls it (one thread for every library:
+gensim's LdaModel is single-threaded, tomotopy is given workers=1; the BLAS pool is
+limited to one thread), after one warm-up fit of ours (Numba compilation excluded).
+
+Corpora: ``synthetic``, the thesis' set (5.4.4: T = 5, W = 1000, 20 training documents
+of 2000-5000 words; 10 held-out documents from the same topics), and ``lee``, gensim's
+Lee background corpus (300 news documents, stop words and rare words removed; 3/4 to
+train, 1/4 held out). The true parameters' perplexity is printed for the synthetic set.
+Peers at their documented settings: gensim LdaModel passes=1 and passes=10
+(iterations=50, chunksize=2000), scikit-learn LatentDirichletAllocation online and
+batch (max_iter=10, its defaults), tomotopy LDAModel with 1000 Gibbs iterations.
+"""
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import time
+import tracemalloc
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from recognizers.modelling import LDA, heldout_perplexity  # noqa: E402
+from recognizers.modelling.topic_data import make_lda_corpus  # noqa: E402
+
+
+def synthetic():
+    X, _, topic_word = make_lda_corpus(random_state=0)
+    rng = np.random.default_rng(5)
+    theta = rng.dirichlet(np.full(5, 0.5), size=10)
+    X_test = sp.csr_matrix(np.array([rng.multinomial(3000, t @ topic_word) for t in theta]))
+    return X, X_test, 5, 0.5, 0.1, heldout_perplexity(topic_word, 0.5, X_test)
+
+
+def lee():
+    import gensim
+    from gensim.parsing.preprocessing import STOPWORDS
+    from gensim.utils import simple_preprocess
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    path = pathlib.Path(gensim.__file__).parent / "test" / "test_data" / "lee_background.cor"
+    docs = [" ".join(w for w in simple_preprocess(line) if w not in STOPWORDS)
+            for line in path.read_text(encoding="utf-8", errors="ignore").splitlines()]
+    X = sp.csr_matrix(CountVectorizer(min_df=2).fit_transform(docs))
+    cut = 3 * X.shape[0] // 4
+    return X[:cut], X[cut:], 10, 0.1, 0.01, None
+
+
+# ---- the peers, each returning a topic-word matrix ------------------------------------
+def to_gensim(X):
+    X = sp.csr_matrix(X)
+    return [list(zip(X.indices[X.indptr[d]:X.indptr[d + 1]].tolist(),
+                     X.data[X.indptr[d]:X.indptr[d + 1]].tolist()))
+            for d in range(X.shape[0])]
+
+
+def gensim_lda(X, K, alpha, beta, passes, seed):
+    from gensim.models import LdaModel
+
+    corpus = to_gensim(X)
+    m = LdaModel(corpus, num_topics=K, id2word={i: str(i) for i in range(X.shape[1])},
+                 alpha=np.full(K, alpha), eta=beta, passes=passes, iterations=50,
+                 chunksize=2000, random_state=seed)
+    return m.get_topics()
+
+
+def sklearn_lda(X, K, alpha, beta, method, seed):
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    m = LatentDirichletAllocation(K, doc_topic_prior=alpha, topic_word_prior=beta,
+                                  learning_method=method, random_state=seed).fit(X)
+    return m.components_ / m.components_.sum(1, keepdims=True)
+
+
+def tomotopy_lda(X, K, alpha, beta, iters, seed):
+    import tomotopy as tp
+
+    m = tp.LDAModel(k=K, alpha=alpha, eta=beta, seed=seed)
+    X = sp.csr_matrix(X)
+    for d in range(X.shape[0]):
+        words = np.repeat(X.indices[X.indptr[d]:X.indptr[d + 1]],
+                          X.data[X.indptr[d]:X.indptr[d + 1]])
+        if len(words):
+            m.add_doc([str(w) for w in words])
+    m.train(iters, workers=1)
+    phi = np.full((K, X.shape[1]), 1e-12)
+    vocab = [int(w) for w in m.used_vocabs]
+    for k in range(K):
+        phi[k, vocab] = m.get_topic_word_dist(k)
+    return phi
+
+
+def ours(X, K, alpha, beta, method, seed, **kw):
+    return LDA(K, method=method, doc_topic_prior=alpha, topic_word_prior=beta,
+               random_state=seed, **kw).fit(X).topic_word_
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", nargs="+", default=["synthetic", "lee"],
+                    choices=["synthetic", "lee"])
+    ap.add_argument("--gibbs-iterations", type=int, default=1000)
+    ap.add_argument("--quick", action="store_true", help="synthetic set, 50 Gibbs sweeps")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.corpus, args.gibbs_iterations = ["synthetic"], 50
+    G = args.gibbs_iterations
+    runs = [
+        ("ours BMM, 1 pass", lambda *a: ours(*a, "bmm", 0)),
+        ("ours collapsed Gibbs, %d sweeps" % G, lambda *a: ours(*a, "gibbs", 0, max_iter=G)),
+        ("ours batch VB", lambda *a: ours(*a, "vb", 0)),
+        ("gensim LdaModel passes=1", lambda *a: gensim_lda(*a, 1, 0)),
+        ("gensim LdaModel passes=10", lambda *a: gensim_lda(*a, 10, 0)),
+        ("sklearn online", lambda *a: sklearn_lda(*a, "online", 0)),
+        ("sklearn batch", lambda *a: sklearn_lda(*a, "batch", 0)),
+    ]
+    try:
+        import tomotopy  # noqa: F401
+        runs.append(("tomotopy Gibbs, %d iterations" % G, lambda *a: tomotopy_lda(*a, G, 0)))
+    except ImportError:
+        print("# tomotopy not installed: pip install tomotopy (the bench extra)")
+    for name in args.corpus:
+        X, X_test, K, alpha, beta, true = {"synthetic": synthetic, "lee": lee}[name]()
+        tokens = int(X.sum())
+        print("\n## %s: %d training documents, %d tokens, W = %d, K = %d, alpha = %g, "
+              "beta = %g" % (name, X.shape[0], tokens, X.shape[1], K, alpha, beta))
+        if true is not None:
+            print("true parameters: held-out perplexity %.1f" % true)
+        ours(X[:2], K, alpha, beta, "bmm", 0)  # compile the kernels once
+        ours(X[:2], K, alpha, beta, "gibbs", 0, max_iter=2)
+        ours(X[:2], K, alpha, beta, "vb", 0, max_iter=2)
+        print("| method | held-out perplexity | seconds | tokens/s | peak MB |")
+        print("|---|---|---|---|---|")
+        with threadpool_limits(1):
+            for label, run in runs:
+                tracemalloc.start()
+                t0 = time.perf_counter()
+                phi = run(X, K, alpha, beta)
+                dt = time.perf_counter() - t0
+                peak = tracemalloc.get_traced_memory()[1] / 1e6
+                tracemalloc.stop()
+                perp = heldout_perplexity(np.maximum(phi, 1e-300), alpha, X_test)
+                print("| %s | %.1f | %.2f | %.0f | %.0f |" % (label, perp, dt, tokens / dt,
+                                                              peak), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
