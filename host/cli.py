@@ -603,6 +603,25 @@ def cmd_latent(args) -> int:
     return 0
 
 
+def cmd_topics(args) -> int:
+    from host import topics
+
+    if args.action == "fit":
+        if not args.out:
+            raise UserError("topics fit needs --out MODEL.npz")
+        path, model = topics.fit_topics(args.files, args.out, n_topics=args.topics,
+                                        n_words=args.words, doc_s=args.doc_seconds,
+                                        method=args.method, overwrite=args.overwrite,
+                                        progress=not args.quiet)
+        print("%s: %d topics over %d documents of %d recording(s)"
+              % (path, args.topics, model.header["n_documents"], len(args.files)))
+    else:
+        if len(args.files) != 1:
+            raise UserError("topics show takes one model file")
+        print("\n".join(topics.describe(topics.TopicModel.load(args.files[0]))))
+    return 0
+
+
 def cmd_workbench(args) -> int:
     from host.workbench.app import run_workbench
 
@@ -901,6 +920,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_latent)
+
+    p = sub.add_parser("topics", help="topics of recordings: bags of motion words under LDA",
+                       description="fit: quantise half-second windows into motion words "
+                       "(k-means), cut recordings into documents and learn LDA topics "
+                       "(Bayesian moment matching by default); show: each topic's motion "
+                       "words in physical terms and its share in each labelled activity.")
+    p.add_argument("action", choices=("fit", "show"), help="fit a model, or show one")
+    p.add_argument("files", nargs="+", metavar="FILES",
+                   help="recordings (.h5) for fit; the model (.npz) for show")
+    p.add_argument("--out", default=None, help="model file to write (.npz), for fit")
+    p.add_argument("--topics", type=int, default=5, help="number of topics")
+    p.add_argument("--words", type=int, default=40, help="motion-word vocabulary size")
+    p.add_argument("--doc-seconds", type=float, default=10.0,
+                   help="length of a document (s)")
+    p.add_argument("--method", choices=("bmm", "gibbs", "vb"), default="bmm",
+                   help="LDA learner")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_topics)
 
     p = sub.add_parser("workbench", help="train and evaluate recognizers in a window",
                        description="Open the training and evaluation workbench: pick "

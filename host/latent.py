@@ -101,7 +101,7 @@ def window_features(X: np.ndarray, t_s: np.ndarray, names, labels=None, window_s
     return F, lab.astype(str), t_s[starts], t_s[ends - 1]
 
 
-def session_windows(path, track: str | None = None) -> SessionWindows:
+def session_windows(path, track: str | None = None, window_s: float = WINDOW_S) -> SessionWindows:
     """The windows of one recording (labels from its label track when it has one)."""
     from host.datasets import pick_label_track
     from host.features import FeatureExtractor
@@ -114,7 +114,7 @@ def session_windows(path, track: str | None = None) -> SessionWindows:
     if rec.labels:
         labels = rec.labels_per_sample(pick_label_track(rec, track))
     counts = [] if labels is not None else None
-    F, lab, t0, t1 = window_features(fb.X, fb.t_s, fb.names, labels, counts_out=counts)
+    F, lab, t0, t1 = window_features(fb.X, fb.t_s, fb.names, labels, window_s, counts_out=counts)
     subject = rec.attrs.get("subject_id") or str(path)
     return SessionWindows(str(path), str(subject), F, lab, t0, t1, counts)
 

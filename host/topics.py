@@ -1,0 +1,196 @@
+"""Topics of walker recordings: bags of motion words under LDA (`walkerlab topics`).
+
+A recording is cut into half-second sub-windows described by the latent map's ten
+window features (host/latent.py: five events such as "handle loaded" and five
+statistics such as mean wheel speed, in physical units). A k-means codebook over the
+standardised sub-windows turns each into a *motion word*; a *document* is a run of
+consecutive sub-windows (10 s by default), counted as a bag of words. LDA
+(recognizers/modelling/lda.py, BMM by default) finds the topics: recurring mixtures of
+motion words, which `topics show` describes in physical terms and, where recordings are
+labelled, against the activities.
+
+Model file (.npz, never pickled): a JSON header (uint8), the codebook (centres, mean,
+scale) and the LDA's arrays prefixed ``lda_``.
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+from tqdm import tqdm
+
+from host.errors import UserError
+from host.latent import EVENT_NAMES, FEATURE_NAMES, session_windows
+
+SUBWINDOW_S = 0.5
+DOC_S = 10.0
+FORMAT_VERSION = 1
+KIND = "walker-topics"
+UNITS = {"accel_rms": "m/s^2", "jerk": "m/s^3", "mean_load": "x the 95th-percentile load",
+         "mean_speed": "m/s", "load_oscillation": "x the 95th-percentile load"}
+
+
+def session_documents(path, doc_s: float = DOC_S):
+    """(sub-window features (n, 10), sub-window labels, document index per sub-window)."""
+    s = session_windows(path, window_s=SUBWINDOW_S)
+    per_doc = max(1, int(round(doc_s / SUBWINDOW_S)))
+    return s.X, s.labels, np.arange(len(s.X)) // per_doc
+
+
+def bag_of_words(words: np.ndarray, doc: np.ndarray, n_words: int) -> np.ndarray:
+    """(n_docs, n_words) counts of each document's motion words."""
+    counts = np.zeros((int(doc.max()) + 1 if len(doc) else 0, n_words), dtype=np.int64)
+    np.add.at(counts, (doc, words), 1)
+    return counts
+
+
+def majority(labels: np.ndarray, doc: np.ndarray) -> np.ndarray:
+    """Each document's most frequent labelled activity ("" if none is labelled)."""
+    out = np.full(int(doc.max()) + 1 if len(doc) else 0, "", dtype=object)
+    for d in range(len(out)):
+        lab = labels[doc == d]
+        lab = lab[lab != ""]
+        if len(lab):
+            vals, counts = np.unique(lab, return_counts=True)
+            out[d] = vals[np.argmax(counts)]
+    return out.astype(str)
+
+
+class TopicModel:
+    """A motion-word codebook and the LDA over its documents."""
+
+    def __init__(self, centres, mean, scale, lda, header):
+        self.centres = np.asarray(centres, dtype=float)
+        self.mean = np.asarray(mean, dtype=float)
+        self.scale = np.asarray(scale, dtype=float)
+        self.lda = lda
+        self.header = header
+
+    def words(self, F: np.ndarray) -> np.ndarray:
+        """The motion word (nearest codebook centre) of each sub-window."""
+        Z = (np.asarray(F, dtype=float) - self.mean) / self.scale
+        d2 = ((Z[:, None, :] - self.centres[None]) ** 2).sum(-1)
+        return np.argmin(d2, axis=1)
+
+    def session_topics(self, path):
+        """(document start times in s from the session start, topic proportions (n, T),
+        document activities) of one recording."""
+        F, labels, doc = session_documents(path, self.header["doc_s"])
+        counts = bag_of_words(self.words(F), doc, len(self.centres))
+        t = np.arange(len(counts)) * self.header["doc_s"]
+        return t, self.lda.transform(counts), majority(labels, doc)
+
+    def save(self, path, overwrite: bool = False) -> pathlib.Path:
+        path = pathlib.Path(path)
+        if path.exists() and not overwrite:
+            raise UserError("%s exists (use --overwrite to replace it)" % path)
+        arrays = {"lda_" + k: v for k, v in self.lda.to_arrays().items()}
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, header=np.frombuffer(json.dumps(self.header).encode(), dtype=np.uint8),
+                 centres=self.centres, mean=self.mean, scale=self.scale, **arrays)
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path) -> "TopicModel":
+        from recognizers.modelling import LDA
+        from recognizers.npz_files import NpzFormatError, load_npz
+
+        try:
+            z = load_npz(path)
+            header = json.loads(bytes(z["header"]).decode())
+            if not isinstance(header, dict) or header.get("kind") != KIND:
+                raise UserError("%s is not a walker topic model (kind %r)"
+                                % (path, header.get("kind") if isinstance(header, dict)
+                                   else None))
+            lda = LDA.from_arrays({k[4:]: v for k, v in z.items() if k.startswith("lda_")})
+            return cls(z["centres"], z["mean"], z["scale"], lda, header)
+        except FileNotFoundError:
+            raise UserError("%s: no such model file" % path) from None
+        except (NpzFormatError, OSError, KeyError, ValueError, UnicodeDecodeError) as exc:
+            raise UserError("cannot read topic model %s: %s"
+                            % (path, str(exc).splitlines()[0])) from None
+
+
+def fit_topics(paths, out, *, n_topics: int = 5, n_words: int = 40, doc_s: float = DOC_S,
+               method: str = "bmm", overwrite: bool = False, progress: bool = True,
+               random_state: int = 0) -> tuple[pathlib.Path, TopicModel]:
+    """Learn a codebook and topics from ``paths`` and save them to ``out``."""
+    from sklearn.cluster import KMeans
+
+    from recognizers.modelling import LDA
+
+    out = pathlib.Path(out)
+    if not paths:
+        raise UserError("no recordings given")
+    if out.suffix != ".npz":
+        raise UserError("the topic model file must end in .npz: %s" % out)
+    if out.exists() and not overwrite:
+        raise UserError("%s exists (use --overwrite to replace it)" % out)
+    if n_topics < 1 or n_words < 2 or doc_s < SUBWINDOW_S:
+        raise UserError("--topics must be >= 1, --words >= 2 and --doc-seconds >= %g"
+                        % SUBWINDOW_S)
+    sessions = [session_documents(p, doc_s)
+                for p in tqdm(paths, desc="motion words", unit="file", disable=not progress)]
+    F = np.vstack([s[0] for s in sessions])
+    if len(F) < n_words:
+        raise UserError("the recordings hold %d half-second windows, fewer than --words %d"
+                        % (len(F), n_words))
+    mean, scale = F.mean(0), F.std(0)
+    scale[scale == 0] = 1.0
+    with threadpool_limits(1):  # KMeans' OpenMP pool is ~20x slower on a busy machine
+        km = KMeans(n_words, n_init=4, random_state=random_state).fit((F - mean) / scale)
+    model = TopicModel(km.cluster_centers_, mean, scale, None, {})
+    docs, labels = [], []
+    for feats, lab, doc in sessions:
+        docs.append(bag_of_words(model.words(feats), doc, n_words))
+        labels.append(majority(lab, doc))
+    X, y = np.vstack(docs), np.concatenate(labels)
+    model.lda = LDA(n_topics, method=method, n_passes=3 if method == "bmm" else 1,
+                    random_state=random_state, verbose=int(progress)).fit(X)
+    theta = model.lda.transform(X)
+    association = {a: theta[y == a].mean(0).round(4).tolist() for a in sorted(set(y) - {""})}
+    model.header = {"kind": KIND, "format_version": FORMAT_VERSION, "subwindow_s": SUBWINDOW_S,
+                    "doc_s": float(doc_s), "feature_names": list(FEATURE_NAMES),
+                    "n_words": int(n_words), "n_topics": int(n_topics), "method": method,
+                    "n_documents": int(len(X)), "recordings": [str(p) for p in paths],
+                    "association": association,
+                    "documents_per_activity": {a: int((y == a).sum()) for a in association}}
+    return model.save(out, overwrite=overwrite), model
+
+
+def describe_word(model: TopicModel, w: int) -> str:
+    """A motion word in physical terms: its events and its most distinctive statistics."""
+    centre = model.centres[w] * model.scale + model.mean
+    parts = [name.replace("_", " ") for i, name in enumerate(EVENT_NAMES) if centre[i] >= 0.5]
+    z = model.centres[w][len(EVENT_NAMES):]
+    order = np.argsort(-np.abs(z))[:2]
+    for j in order:
+        name = FEATURE_NAMES[len(EVENT_NAMES) + j]
+        parts.append("%s %.2f %s (%s)" % (name.replace("_", " "), centre[len(EVENT_NAMES) + j],
+                                          UNITS[name], "high" if z[j] > 0 else "low"))
+    return ", ".join(parts) or "quiet"
+
+
+def describe(model: TopicModel, top: int = 3) -> list[str]:
+    """`walkerlab topics show`: each topic's words, and topics against activities."""
+    h = model.header
+    lines = ["%d topics over %d motion words (%g s windows, %g s documents, %d documents, %s)"
+             % (h["n_topics"], h["n_words"], h["subwindow_s"], h["doc_s"], h["n_documents"],
+                h["method"])]
+    phi = model.lda.topic_word_
+    for k in range(phi.shape[0]):
+        lines.append("topic %d:" % k)
+        for w in np.argsort(-phi[k])[:top]:
+            lines.append("  %4.1f %%  word %2d: %s" % (100 * phi[k, w], w,
+                                                         describe_word(model, int(w))))
+    if h["association"]:
+        lines.append("mean topic proportions per activity (documents):")
+        lines.append("  %-12s %s" % ("", " ".join("%7s" % ("topic %d" % k)
+                                                  for k in range(phi.shape[0]))))
+        for a, row in h["association"].items():
+            lines.append("  %-12s %s  (%d)" % (a, " ".join("%7.2f" % v for v in row),
+                                                h["documents_per_activity"][a]))
+    return lines

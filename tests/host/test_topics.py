@@ -1,0 +1,70 @@
+"""`walkerlab topics`: motion words, documents and LDA topics of simulated recordings."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from host.cli import main
+from host.simulate import simulate_to_files
+from host.topics import TopicModel, bag_of_words, majority
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("topics")
+    return [str(p) for p in simulate_to_files("exp1", 2, 1, folder, progress=False)]
+
+
+def test_bag_of_words_and_majority_by_hand():
+    words = np.array([0, 2, 2, 1, 1, 1, 0])
+    doc = np.array([0, 0, 0, 1, 1, 2, 2])
+    np.testing.assert_array_equal(bag_of_words(words, doc, 3),
+                                  [[1, 0, 2], [0, 2, 0], [1, 1, 0]])
+    labels = np.array(["W", "ST", "ST", "", "", "", "W"])
+    assert majority(labels, doc).tolist() == ["ST", "", "W"]
+
+
+def test_fit_show_and_the_model_file_round_trip(recordings, tmp_path, capsys):
+    out = tmp_path / "topics.npz"
+    assert main(["topics", "fit", *recordings, "--topics", "4", "--words", "20",
+                 "--out", str(out), "--quiet"]) == 0
+    model = TopicModel.load(out)
+    h = model.header
+    assert h["n_topics"] == 4 and h["n_words"] == 20 and h["n_documents"] > 10
+    # every labelled activity gets a distribution over the topics
+    assert set(h["association"]) >= {"WF", "NTW"}
+    for row in h["association"].values():
+        assert sum(row) == pytest.approx(1.0, abs=1e-3)
+    # the topics tell standing away from the walker from walking forward
+    gap = np.abs(np.array(h["association"]["WF"]) - np.array(h["association"]["NTW"])).sum()
+    assert gap > 0.8
+    t, theta, acts = model.session_topics(recordings[0])
+    assert theta.shape == (len(t), 4) and len(acts) == len(t)
+    np.testing.assert_allclose(theta.sum(1), 1.0)
+    capsys.readouterr()
+    assert main(["topics", "show", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert shown.count("topic ") >= 4 and "m/s" in shown and "WF" in shown
+    # exact round trip: the same words and the same proportions after loading
+    again = TopicModel.load(out)
+    F = np.random.default_rng(0).normal(size=(30, 10)) * model.scale + model.mean
+    np.testing.assert_array_equal(again.words(F), model.words(F))
+    np.testing.assert_array_equal(again.lda.components_, model.lda.components_)
+
+
+def test_clear_errors(recordings, tmp_path, capsys):
+    out = tmp_path / "m.npz"
+    out.write_bytes(b"not a model")
+    cases = [
+        (["topics", "fit", recordings[0]], "needs --out"),
+        (["topics", "fit", recordings[0], "--out", str(tmp_path / "m.txt")], "must end in .npz"),
+        (["topics", "fit", recordings[0], "--out", str(out)], "exists"),
+        (["topics", "fit", recordings[0], "--out", str(tmp_path / "n.npz"), "--topics", "0"],
+         "--topics must be"),
+        (["topics", "show", str(out)], "cannot read topic model"),
+        (["topics", "show", str(tmp_path / "none.npz")], "no such"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (argv, err)
