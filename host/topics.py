@@ -114,21 +114,16 @@ class TopicModel:
                             % (path, str(exc).splitlines()[0])) from None
 
 
-def fit_topics(paths, out, *, n_topics: int = 5, n_words: int = 40, doc_s: float = DOC_S,
-               method: str = "bmm", overwrite: bool = False, progress: bool = True,
-               random_state: int = 0) -> tuple[pathlib.Path, TopicModel]:
-    """Learn a codebook and topics from ``paths`` and save them to ``out``."""
+def learn_topics(paths, *, n_topics: int = 5, n_words: int = 40, doc_s: float = DOC_S,
+                 method: str = "bmm", progress: bool = True,
+                 random_state: int = 0) -> TopicModel:
+    """Learn a motion-word codebook and LDA topics from the recordings ``paths``."""
     from sklearn.cluster import KMeans
 
     from recognizers.modelling import LDA
 
-    out = pathlib.Path(out)
     if not paths:
         raise UserError("no recordings given")
-    if out.suffix != ".npz":
-        raise UserError("the topic model file must end in .npz: %s" % out)
-    if out.exists() and not overwrite:
-        raise UserError("%s exists (use --overwrite to replace it)" % out)
     if n_topics < 1 or n_words < 2 or doc_s < SUBWINDOW_S:
         raise UserError("--topics must be >= 1, --words >= 2 and --doc-seconds >= %g"
                         % SUBWINDOW_S)
@@ -158,6 +153,18 @@ def fit_topics(paths, out, *, n_topics: int = 5, n_words: int = 40, doc_s: float
                     "n_documents": int(len(X)), "recordings": [str(p) for p in paths],
                     "association": association,
                     "documents_per_activity": {a: int((y == a).sum()) for a in association}}
+    return model
+
+
+def fit_topics(paths, out, *, overwrite: bool = False, **options
+               ) -> tuple[pathlib.Path, TopicModel]:
+    """:func:`learn_topics` and save the model to ``out`` (.npz)."""
+    out = pathlib.Path(out)
+    if out.suffix != ".npz":
+        raise UserError("the topic model file must end in .npz: %s" % out)
+    if out.exists() and not overwrite:
+        raise UserError("%s exists (use --overwrite to replace it)" % out)
+    model = learn_topics(paths, **options)
     return model.save(out, overwrite=overwrite), model
 
 

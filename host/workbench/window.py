@@ -258,6 +258,9 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
         from host.workbench.latent_view import LatentMapView
         self.latent_view = LatentMapView(lambda: [r.path for r in self.selected_recordings()])
         self.tabs.addTab(self.latent_view, "Latent map")
+        from host.workbench.topics_view import TopicsView
+        self.topics_view = TopicsView(lambda: [r.path for r in self.selected_recordings()])
+        self.tabs.addTab(self.topics_view, "Topics")
         self.progress = QtWidgets.QProgressBar()
         self.progress.setMaximumWidth(260)
         self.progress.setVisible(False)

@@ -1,0 +1,42 @@
+"""The workbench's Topics tab (pytest-qt, offscreen): learn topics, draw them."""
+import os
+
+import numpy as np
+
+
+def test_topics_tab_learns_and_draws_areas_and_heatmap(qtbot, tmp_path, exp2_paths):
+    from host.workbench.window import WorkbenchWindow
+
+    bench = WorkbenchWindow(exp2_paths[:2], models_dir=str(tmp_path / "registry"), persist=False,
+                            restore_layout=False)
+    qtbot.addWidget(bench)
+    bench.resize(1400, 800)
+    bench.show()
+    bench.set_all_checked(True)
+    view = bench.topics_view
+    bench.tabs.setCurrentWidget(view)
+    view.n_topics.setValue(4)
+    assert view.learn_selected()
+    qtbot.waitUntil(lambda: not view.busy, timeout=60000)
+    assert view.errors == []
+    r = view.result
+    assert r.theta.shape == (len(r.t), 4)
+    np.testing.assert_allclose(r.theta.sum(1), 1.0)
+    # the heatmap holds one row per labelled activity, each a distribution over topics
+    image = view.heatmap.image
+    assert image.shape == (4, len(r.model.header["association"]))
+    np.testing.assert_allclose(image.sum(0), 1.0, atol=1e-3)
+    assert "documents" in view.status.text()
+    out = os.environ.get("WALKERLAB_SCREENSHOT_DIR")
+    if out:
+        view.grab().save(os.path.join(out, "workbench-topics.png"))
+    bench.close()
+
+
+def test_topics_tab_without_selection_says_so(qtbot):
+    from host.workbench.topics_view import TopicsView
+
+    view = TopicsView(lambda: [])
+    qtbot.addWidget(view)
+    assert not view.learn_selected()
+    assert "No recording selected" in view.errors[0]
