@@ -13,8 +13,12 @@ from recognizers.modelling.chain import (
     smooth,
     viterbi,
 )
+from recognizers.modelling.matching import hungarian_error
+from recognizers.modelling.sbhmm import StickBreakingHMM
 
 __all__ = [
+    "StickBreakingHMM",
+    "hungarian_error",
     "BackwardResult",
     "FilterStepResult",
     "ForwardResult",
