@@ -14,9 +14,11 @@ from recognizers.modelling.chain import (
     viterbi,
 )
 from recognizers.modelling.matching import hungarian_error
+from recognizers.modelling.lm2gp import LM2GP
 from recognizers.modelling.sbhmm import StickBreakingHMM
 
 __all__ = [
+    "LM2GP",
     "StickBreakingHMM",
     "hungarian_error",
     "BackwardResult",
