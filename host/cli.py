@@ -496,7 +496,7 @@ def cmd_discover(args) -> int:
     from host.discover import discover
 
     res = discover(args.file, args.max_regimes, args.window, args.track, args.seed,
-                   write=not args.dry_run, progress=not args.quiet)
+                   write=not args.dry_run, progress=not args.quiet, method=args.method)
     print("%s: %d regime(s) in %d segment(s)%s -> track %r" % (
         args.file, res.n_regimes, len(res.track), "" if res.error_vs_truth is None else
         ", %.1f %% error against the simulator's activities" % (100 * res.error_vs_truth),
@@ -748,6 +748,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=float, default=1.0, metavar="SECONDS")
     p.add_argument("--track", default="discovered", help="label track to write")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--method", choices=("sbhmm", "lm2gp"), default="sbhmm",
+                   help="stick-breaking HMM on the features, or LM2GP (latent manifold)")
     p.add_argument("--dry-run", action="store_true", help="do not write the track")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_discover)

@@ -16,6 +16,7 @@ from host.datasets import load_features
 from host.errors import UserError
 from host.recording.reader import LabelTrack, open_recording
 from host.recording.labels import save_tracks
+from recognizers.modelling.lm2gp import LM2GP
 from recognizers.modelling.matching import hungarian_error
 from recognizers.modelling.sbhmm import StickBreakingHMM
 
@@ -27,6 +28,7 @@ class DiscoverResult:
     window_t_s: np.ndarray  # (W,) window start times
     regimes: np.ndarray  # (W,) regime index per window
     features: np.ndarray  # (W, D) window means (standardised)
+    latent: np.ndarray  # (W, 2) LM2GP latent points (method lm2gp) or PCA scores (sbhmm)
     error_vs_truth: float | None  # Hungarian-matched error against the simulator track
 
 
@@ -47,7 +49,7 @@ def window_means(X, t_s, window_s):
 
 
 def discover(path, max_regimes=10, window_s=1.0, track_name="discovered", seed=0,
-             write=True, progress=True) -> DiscoverResult:
+             write=True, progress=True, method="sbhmm") -> DiscoverResult:
     """Fit the regimes of one recording and (optionally) save them as a label track."""
     if max_regimes < 2:
         raise UserError("--max-regimes must be at least 2")
@@ -64,13 +66,23 @@ def discover(path, max_regimes=10, window_s=1.0, track_name="discovered", seed=0
                         % (path, len(F), window_s))
     sd = F.std(axis=0)
     F = (F[:, sd > 1e-9] - F[:, sd > 1e-9].mean(axis=0)) / sd[sd > 1e-9]
-    model = StickBreakingHMM(max_states=max_regimes, sticky=0.05 * len(F) / max_regimes,
-                             n_init=2, random_state=seed)
+    if method not in ("sbhmm", "lm2gp"):
+        raise UserError("--method must be sbhmm or lm2gp")
     from tqdm import tqdm
+    sticky = 0.05 * len(F) / max_regimes
     with tqdm(total=1, desc="discovering regimes", unit="fit", disable=not progress) as bar:
-        model.fit(F)
+        if method == "lm2gp":
+            model = LM2GP(n_latent=2, max_states=max_regimes, sticky=sticky, n_outer=5,
+                          max_points=600, random_state=seed).fit(F)
+            path_, latent = model.predict(F), model.transform(F)
+            n_regimes = model.n_states_used_
+        else:
+            model = StickBreakingHMM(max_states=max_regimes, sticky=sticky, n_init=2,
+                                     random_state=seed).fit(F)
+            path_, n_regimes = model.labels_, model.n_states_used_
+            U, S, _ = np.linalg.svd(F - F.mean(0), full_matrices=False)
+            latent = U[:, :2] * S[:2] / np.sqrt(len(F))
         bar.update(1)
-    path_ = model.labels_
     # relabel regimes 1..k in order of first appearance, and merge runs into segments
     order = {s: i + 1 for i, s in enumerate(dict.fromkeys(path_.tolist()))}
     names = np.array(["R%d" % order[s] for s in path_])
@@ -90,4 +102,4 @@ def discover(path, max_regimes=10, window_s=1.0, track_name="discovered", seed=0
             err = hungarian_error(path_[ok], y)
     if write:
         save_tracks(path, [track])
-    return DiscoverResult(track, model.n_states_used_, starts, path_, F, err)
+    return DiscoverResult(track, n_regimes, starts, path_, F, latent, err)

@@ -255,6 +255,9 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
         self.setCentralWidget(self.tabs)
         self.tabs.addTab(self._build_evaluate(), "Evaluate")
         self.tabs.addTab(self._build_models(), "Models")
+        from host.workbench.regimes_view import RegimesView
+        self.regimes_view = RegimesView()
+        self.tabs.addTab(self.regimes_view, "Regimes")
         self.progress = QtWidgets.QProgressBar()
         self.progress.setMaximumWidth(260)
         self.progress.setVisible(False)
