@@ -60,7 +60,11 @@ class RegimesView(QtWidgets.QWidget):
             self.plot.plot(Z[sel, 0], Z[sel, 1], pen=None, symbol="o", symbolSize=4,
                            symbolPen=None, symbolBrush=pg.intColor(i, hues=max(3, len(set(r)))),
                            name="R%d" % (i + 1))
+        # a few outlying windows (e.g. stumbles) must not squash the bulk of the trajectory
+        lo, hi = np.percentile(Z, [0.5, 99.5], axis=0)
+        self.plot.setRange(xRange=(lo[0], hi[0]), yRange=(lo[1], hi[1]))
         err = "" if res.error_vs_truth is None else \
             "; %.1f %% error against the simulator's activities" % (100 * res.error_vs_truth)
-        self.status.setText("%d regime(s), %d segment(s) over %d windows%s"
-                            % (res.n_regimes, len(res.track), len(r), err))
+        self.status.setText("%d regime(s) holding >= 1 %% of the windows (%d in the path), "
+                            "%d segment(s) over %d windows%s"
+                            % (res.n_regimes, len(set(r.tolist())), len(res.track), len(r), err))
