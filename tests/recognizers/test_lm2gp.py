@@ -67,3 +67,16 @@ def test_lm2gp_recovers_latent_hmm():
     assert clone(m).get_params() == m.get_params()
     with pytest.raises(ValueError, match="n_latent"):
         LM2GP(n_latent=20).fit(Y)
+
+
+def test_one_regime_prior_is_the_gplvm_gaussian_prior():
+    """With one regime whose E[Lambda] = nu W = I and mean 0, the latent prior term is
+    log N(x | 0, I) up to a constant: LM2GP's objective is a GPLVM with a Gaussian prior."""
+    from scipy.stats import multivariate_normal
+    rng = np.random.default_rng(5)
+    X1, X2 = rng.standard_normal((8, 2)), rng.standard_normal((8, 2))
+    args = (np.ones((8, 1)), np.zeros((1, 2)), np.array([10.0]), np.eye(2)[None] / 4.0,
+            np.array([4.0]))
+    v1, v2 = latent_prior_and_grad(X1, *args)[0], latent_prior_and_grad(X2, *args)[0]
+    ref = multivariate_normal(np.zeros(2), np.eye(2)).logpdf
+    assert v1 - v2 == pytest.approx(ref(X1).sum() - ref(X2).sum())
