@@ -8,8 +8,8 @@ Reduced form of paper 001 (digest section 001) that runs here:
   :class:`recognizers.modelling.sbhmm.StickBreakingHMM` on the rows of ``X``
   (Normal-Wishart regimes, Beta sticks) updated by VB;
 * ``X`` and the kernel hyper-parameters by L-BFGS on
-  ``log p(Y | X) + E_q[log p(X | z, theta)]`` (MAP for X, **not** the paper's
-  HMC: a documented shortcut).
+  ``log p(Y | X) + E_q[log p(X | z, theta)]`` (MAP for X); optionally followed by
+  HMC over all latent points jointly (paper P8), ``latent_inference="hmc"``.
 
 Exact GP (O(N^3)); sequences longer than ``max_points`` are subsampled evenly
 for fitting and the rest are placed by :meth:`LM2GP.transform`.
@@ -69,6 +69,10 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
     n_outer : alternations of (VB on the HMM, L-BFGS on X and hyper-parameters).
     lbfgs_iter : L-BFGS iterations per alternation.
     max_points : fit on at most this many evenly spaced frames (exact GP).
+    latent_inference : "map" (L-BFGS) or "hmc": after the L-BFGS alternations, the
+        latent points are sampled jointly by HMC (paper P8) given the kernel and q(z),
+        and ``latent_`` is the sample mean.
+    hmc_samples : HMC draws (after as many burn-in draws) when ``latent_inference="hmc"``.
     random_state : seed.
 
     Attributes
@@ -78,7 +82,8 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, n_latent=2, max_states=10, alpha=1.0, sticky=0.0, n_outer=10,
-                 lbfgs_iter=30, max_points=600, random_state=None):
+                 lbfgs_iter=30, max_points=600, latent_inference="map", hmc_samples=20,
+                 random_state=None):
         self.n_latent = n_latent
         self.max_states = max_states
         self.alpha = alpha
@@ -86,12 +91,16 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         self.n_outer = n_outer
         self.lbfgs_iter = lbfgs_iter
         self.max_points = max_points
+        self.latent_inference = latent_inference
+        self.hmc_samples = hmc_samples
         self.random_state = random_state
 
     def fit(self, X, y=None, lengths=None):
         """Fit to one sequence (T, D) (a list of sequences is stacked; the HMM sees the
         boundaries)."""
         Y, lengths = stack_sequences(X, lengths)
+        if self.latent_inference not in ("map", "hmc"):
+            raise ValueError("latent_inference must be 'map' or 'hmc'")
         if int(self.n_latent) < 1 or int(self.n_latent) > Y.shape[1]:
             raise ValueError("n_latent must be between 1 and the number of features")
         step = max(1, int(np.ceil(len(Y) / int(self.max_points))))
@@ -132,7 +141,23 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
             for _ in range(5):
                 res, _ = hmm._e_step(Xl, lengths)
                 hmm._update_params(Xl, lengths, res.posterior, res.trans_counts, hmm.prior_)
-        hmm.fit(Xl, lengths=lengths)  # final VB on the learnt manifold
+        if self.latent_inference == "hmc":
+            from recognizers.modelling.hmc import hmc_sample
+
+            r = hmm._e_step(Xl, lengths)[0].posterior
+
+            def logp(flat):
+                Xc = flat.reshape(N, Q)
+                ll, gX, _ = gp_loglik_and_grad(Xc, Yf, *hyp)
+                lp, gp = latent_prior_and_grad(Xc, r, hmm.m_, hmm.beta_, hmm.W_, hmm.nu_)
+                return ll + lp, (gX + gp).ravel()
+
+            draws, self.hmc_acceptance_ = hmc_sample(
+                logp, Xl, int(self.hmc_samples), step_size=0.01, n_leapfrog=10,
+                rng=self.random_state, burn_in=int(self.hmc_samples))
+            Xl = draws.mean(axis=0).reshape(N, Q)
+        # final VB on the learnt manifold, with restarts (one k-means start can merge regimes)
+        hmm.set_params(n_init=3, max_iter=200).fit(Xl, lengths=lengths)
         self.hmm_ = hmm
         self.latent_ = Xl
         self.kernel_params_ = hyp
