@@ -500,7 +500,7 @@ def cmd_discover(args) -> int:
     print("%s: %d regime(s) in %d segment(s)%s -> track %r" % (
         args.file, res.n_regimes, len(res.track), "" if res.error_vs_truth is None else
         ", %.1f %% error against the simulator's activities" % (100 * res.error_vs_truth),
-        args.track))
+        args.track) + (" (not saved: --dry-run)" if args.dry_run else ""))
     return 0
 
 
