@@ -20,7 +20,7 @@ The cores (:func:`normal_wishart_posterior`, :func:`expected_gaussian_loglik`,
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, gammaln, multigammaln
+from scipy.special import digamma, multigammaln
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from recognizers.modelling.chain import smooth, viterbi
