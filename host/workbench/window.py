@@ -261,6 +261,9 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
         from host.workbench.topics_view import TopicsView
         self.topics_view = TopicsView(lambda: [r.path for r in self.selected_recordings()])
         self.tabs.addTab(self.topics_view, "Topics")
+        from host.workbench.regimes_view import RegimesView
+        self.regimes_view = RegimesView()
+        self.tabs.addTab(self.regimes_view, "Regimes")
         self.progress = QtWidgets.QProgressBar()
         self.progress.setMaximumWidth(260)
         self.progress.setVisible(False)

@@ -15,13 +15,19 @@ from recognizers.modelling.chain import (
 )
 from recognizers.modelling.harmonium import BayesianHarmonium, Harmonium
 from recognizers.modelling.lda import LDA
+from recognizers.modelling.lm2gp import LM2GP
+from recognizers.modelling.matching import hungarian_error
 from recognizers.modelling.perplexity import heldout_perplexity
+from recognizers.modelling.sbhmm import StickBreakingHMM
 
 __all__ = [
     "BayesianHarmonium",
     "Harmonium",
     "LDA",
+    "LM2GP",
+    "StickBreakingHMM",
     "heldout_perplexity",
+    "hungarian_error",
     "BackwardResult",
     "FilterStepResult",
     "ForwardResult",

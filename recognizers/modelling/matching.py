@@ -86,3 +86,18 @@ def mapping_matrix(mapping, n_classes: int) -> np.ndarray:
     M = np.zeros((mapping.size, n_classes))
     M[np.arange(mapping.size), mapping] = 1.0
     return M
+
+
+def hungarian_error(states, labels) -> float:
+    """Segmentation error after one-to-one (Hungarian) matching of states to labels.
+
+    Frames in states left unmatched (more states than labels) count as errors,
+    as in paper 001's segmentation error.
+    """
+    states = np.asarray(states, dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    if states.shape != labels.shape or states.ndim != 1 or not states.size:
+        raise ValueError("states and labels must be non-empty (T,) int arrays of equal length")
+    C = cooccurrence(states, labels, int(states.max()) + 1, int(labels.max()) + 1)
+    rows, cols = linear_sum_assignment(C, maximize=True)
+    return float(1.0 - C[rows, cols].sum() / states.size)

@@ -1,0 +1,94 @@
+"""LM2GP: gradients by finite differences, and recovery of a latent HMM."""
+import numpy as np
+import pytest
+from scipy.optimize import approx_fprime
+from sklearn.base import clone
+
+from recognizers.modelling.lm2gp import LM2GP, gp_loglik_and_grad, latent_prior_and_grad
+from recognizers.modelling.matching import hungarian_error
+
+
+def test_gp_gradient_finite_differences():
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((7, 2)), rng.standard_normal((7, 3))
+    h = np.array([0.3, -0.2, np.log(0.2)])
+    _, gX, gh = gp_loglik_and_grad(X, Y, *h)
+    fX = lambda x: gp_loglik_and_grad(x.reshape(7, 2), Y, *h)[0]
+    fh = lambda hh: gp_loglik_and_grad(X, Y, *hh)[0]
+    np.testing.assert_allclose(gX.ravel(), approx_fprime(X.ravel(), fX, 1e-6), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(gh, approx_fprime(h, fh, 1e-6), rtol=1e-4, atol=1e-5)
+
+
+def test_gp_loglik_matches_multivariate_normal():
+    from scipy.stats import multivariate_normal
+    rng = np.random.default_rng(1)
+    X, Y = rng.standard_normal((5, 2)), rng.standard_normal((5, 2))
+    ll = gp_loglik_and_grad(X, Y, 0.1, 0.2, -1.0)[0]
+    D2 = ((X[:, None] - X[None]) ** 2).sum(-1)
+    K = np.exp(0.1) * np.exp(-0.5 * D2 / np.exp(0.4)) + np.exp(-1.0) * np.eye(5)
+    ref = sum(multivariate_normal(np.zeros(5), K).logpdf(Y[:, d]) for d in range(2))
+    assert ll == pytest.approx(ref)
+
+
+def test_latent_prior_gradient_finite_differences():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((6, 2))
+    r = rng.dirichlet(np.ones(3), 6)
+    m, beta = rng.standard_normal((3, 2)), np.array([1.0, 2.0, 3.0])
+    W = np.stack([np.eye(2) * (k + 1) * 0.3 + 0.05 for k in range(3)])
+    nu = np.array([4.0, 5.0, 6.0])
+    _, g = latent_prior_and_grad(X, r, m, beta, W, nu)
+    f = lambda x: latent_prior_and_grad(x.reshape(6, 2), r, m, beta, W, nu)[0]
+    np.testing.assert_allclose(g.ravel(), approx_fprime(X.ravel(), f, 1e-6), rtol=1e-4, atol=1e-5)
+
+
+def latent_hmm_task(rng, T=300, D=10):
+    """3-state sticky HMM in 2-D mapped to D dims by a random RBF network plus noise."""
+    A = np.full((3, 3), 0.01) + np.eye(3) * 0.97
+    centres = np.array([[0, 0], [3, 0], [0, 3]], float)
+    z = np.zeros(T, int)
+    for t in range(1, T):
+        z[t] = rng.choice(3, p=A[z[t - 1]])
+    x = centres[z] + 0.3 * rng.standard_normal((T, 2))
+    basis = rng.uniform(-1, 4, (20, 2))
+    Phi = np.exp(-0.5 * ((x[:, None] - basis[None]) ** 2).sum(-1))
+    Y = Phi @ rng.standard_normal((20, D)) + 0.05 * rng.standard_normal((T, D))
+    return Y, z
+
+
+def test_lm2gp_recovers_latent_hmm():
+    rng = np.random.default_rng(6)  # a draw that visits all three states (61, 70, 69 frames)
+    Y, z = latent_hmm_task(rng, T=200)
+    assert np.bincount(z, minlength=3).min() > 40
+    m = LM2GP(n_latent=2, max_states=10, n_outer=3, lbfgs_iter=20, random_state=0).fit(Y)
+    assert m.latent_.shape == (200, 2) and np.all(np.isfinite(m.latent_))
+    assert m.n_states_used_ == 3
+    assert hungarian_error(m.labels_, z) < 0.05
+    assert m.predict(Y[:50]).shape == (50,)
+    assert clone(m).get_params() == m.get_params()
+    with pytest.raises(ValueError, match="n_latent"):
+        LM2GP(n_latent=20).fit(Y)
+
+
+def test_one_regime_prior_is_the_gplvm_gaussian_prior():
+    """With one regime whose E[Lambda] = nu W = I and mean 0, the latent prior term is
+    log N(x | 0, I) up to a constant: LM2GP's objective is a GPLVM with a Gaussian prior."""
+    from scipy.stats import multivariate_normal
+    rng = np.random.default_rng(5)
+    X1, X2 = rng.standard_normal((8, 2)), rng.standard_normal((8, 2))
+    args = (np.ones((8, 1)), np.zeros((1, 2)), np.array([10.0]), np.eye(2)[None] / 4.0,
+            np.array([4.0]))
+    v1, v2 = latent_prior_and_grad(X1, *args)[0], latent_prior_and_grad(X2, *args)[0]
+    ref = multivariate_normal(np.zeros(2), np.eye(2)).logpdf
+    assert v1 - v2 == pytest.approx(ref(X1).sum() - ref(X2).sum())
+
+
+def test_lm2gp_hmc_latents():
+    rng = np.random.default_rng(6)
+    Y, z = latent_hmm_task(rng, T=200)
+    m = LM2GP(n_latent=2, max_states=6, n_outer=2, lbfgs_iter=20, latent_inference="hmc",
+              hmc_samples=10, random_state=0).fit(Y)
+    assert np.all(np.isfinite(m.latent_)) and m.hmc_acceptance_ > 0.2
+    assert hungarian_error(m.labels_, z) < 0.1
+    with pytest.raises(ValueError, match="latent_inference"):
+        LM2GP(latent_inference="x").fit(Y)
