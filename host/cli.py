@@ -957,10 +957,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "regimes) to window features and save the regimes as a label track "
                        "for the annotator to name and correct.")
     p.add_argument("file", help="recording (.h5)")
-    p.add_argument("--max-regimes", type=int, default=10, metavar="C")
-    p.add_argument("--window", type=float, default=1.0, metavar="SECONDS")
+    p.add_argument("--max-regimes", type=int, default=10, metavar="C",
+                   help="most regimes the model may use (truncation of the stick-breaking prior)")
+    p.add_argument("--window", type=float, default=1.0, metavar="SECONDS",
+                   help="features are averaged over windows of this length")
     p.add_argument("--track", default="discovered", help="label track to write")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="random seed of the fit")
     p.add_argument("--method", choices=("sbhmm", "lm2gp"), default="sbhmm",
                    help="stick-breaking HMM on the features, or LM2GP (latent manifold)")
     p.add_argument("--dry-run", action="store_true", help="do not write the track")
