@@ -235,8 +235,11 @@ class LDA(TransformerMixin, BaseEstimator):
         e_log_theta = digamma(gamma) - digamma(gamma.sum(1, keepdims=True))
         e_log_beta = digamma(lam) - digamma(lam.sum(1, keepdims=True))
         rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
-        words = logsumexp(e_log_theta[rows] + e_log_beta[:, M.indices].T, axis=1)
-        bound = float(np.dot(M.data, words))
+        bound = 0.0
+        for lo in range(0, len(rows), 1 << 16):  # (entries, K) blocks keep memory small
+            r, c = rows[lo:lo + (1 << 16)], M.indices[lo:lo + (1 << 16)]
+            words = logsumexp(e_log_theta[r] + e_log_beta[:, c].T, axis=1)
+            bound += float(np.dot(M.data[lo:lo + (1 << 16)], words))
         bound += float(np.sum((alpha - gamma) * e_log_theta) + np.sum(gammaln(gamma))
                        - np.sum(gammaln(alpha)) * M.shape[0]
                        + M.shape[0] * gammaln(alpha.sum()) - np.sum(gammaln(gamma.sum(1))))
