@@ -4,10 +4,10 @@ A sequence x_1..T with one class label y is explained by a hidden chain over
 S = n_classes * n_hidden states; states ``c*H .. c*H+H-1`` belong to class c.
 With frame scores U = X @ W, start scores s and transition scores A,
 
-    p(y | x) = Z_y(x) / Z(x),
+    p(y | x) = Z_y(x) / sum_c Z_c(x),
 
-where Z sums exp(score) over all hidden paths and Z_y only over paths whose
-states all belong to class y. Both are chain partition functions, computed with
+where Z_c sums exp(score) over the hidden paths whose states all belong to
+class c (transitions across class blocks are forbidden). Both are chain partition functions, computed with
 :func:`recognizers.modelling.chain.smooth` (log space, ragged via lengths).
 """
 from __future__ import annotations
@@ -26,8 +26,17 @@ def class_mask(n_classes: int, n_hidden: int) -> np.ndarray:
     return m
 
 
+def block_transitions(A, n_hidden):
+    """A with cross-class entries set to -inf: hidden paths never switch class,
+    so the free chain's partition equals sum_c Z_c (Quattoni et al.'s HCRF)."""
+    n_classes = A.shape[0] // n_hidden
+    blocks = np.kron(np.eye(n_classes), np.ones((n_hidden, n_hidden))) > 0
+    return np.where(blocks, A, -np.inf)
+
+
 def class_log_partitions(X, W, s, A, lengths, n_classes, n_hidden):
     """(N, C) array of log Z_c(x_n) per sequence n and class c."""
+    A = block_transitions(A, n_hidden)
     U = np.ascontiguousarray(X @ W)
     mask = class_mask(n_classes, n_hidden)
     offsets = chain.lengths_to_offsets(U.shape[0], lengths)
@@ -57,8 +66,10 @@ def hcrf_nll(X, W, s, A, y, lengths, n_hidden):
 
     Returns
     -------
-    (nll, dW, ds, dA): the gradient is E_{p(h|x)}[features] - E_{p(h|x,y)}[features].
+    (nll, dW, ds, dA): the gradient is E_{p(h|x)}[features] - E_{p(h|x,y)}[features];
+    dA is zero off the class blocks (those transitions are not in the model).
     """
+    A = block_transitions(A, n_hidden)
     S = W.shape[1]
     n_classes = S // n_hidden
     y = np.asarray(y, dtype=np.int64)
