@@ -14,6 +14,9 @@ from recognizers.modelling.chain import (
     viterbi,
 )
 
+from .hcrf import HCRFClassifier
+from .hcrf_core import block_transitions, class_log_partitions, hcrf_nll
+
 __all__ = [
     "BackwardResult",
     "FilterStepResult",
@@ -27,4 +30,8 @@ __all__ = [
     "sample_path",
     "smooth",
     "viterbi",
+    "HCRFClassifier",
+    "block_transitions",
+    "class_log_partitions",
+    "hcrf_nll",
 ]
