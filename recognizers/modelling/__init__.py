@@ -14,6 +14,8 @@ from recognizers.modelling.chain import (
     viterbi,
 )
 from recognizers.modelling.harmonium import BayesianHarmonium, Harmonium
+from recognizers.modelling.hcrf import HCRFClassifier
+from recognizers.modelling.hcrf_core import block_transitions, class_log_partitions, hcrf_nll
 from recognizers.modelling.lda import LDA
 from recognizers.modelling.lm2gp import LM2GP
 from recognizers.modelling.matching import hungarian_error
@@ -40,4 +42,8 @@ __all__ = [
     "sample_path",
     "smooth",
     "viterbi",
+    "HCRFClassifier",
+    "block_transitions",
+    "class_log_partitions",
+    "hcrf_nll",
 ]
