@@ -10,8 +10,7 @@
    documents without labels, project, split at random into equal halves, 1-NN;
    on ``mini_newsgroup`` (200 posts, alt.atheism / sci.space) as binary word
    occurrences, against LSI (``TruncatedSVD``), LDA (scikit-learn's
-   ``LatentDirichletAllocation``; the slot ``OUR_LDA`` takes the modelling
-   module's LDA when it lands) and ``BernoulliRBM``, at 4-32 components.
+   ``LatentDirichletAllocation``, and ours by BMM) and ``BernoulliRBM``, at 4-32 components.
    Accuracy is the mean over 20 random splits; seconds are the fit's wall time.
 
     PYTHONPATH=$PWD python benchmarks/bench_harmonium.py [--quick] [--plot PNG]
@@ -39,9 +38,7 @@ from sklearn.neural_network import BernoulliRBM  # noqa: E402
 from recognizers.modelling import BayesianHarmonium, Harmonium  # noqa: E402
 from recognizers.modelling import harmonium_core as core  # noqa: E402
 
-#: our own LDA (being written on another branch): set to a factory ``lambda k, seed: estimator``
-#: with ``fit`` / ``transform`` to add it to the classification table.
-OUR_LDA = None
+from recognizers.modelling import LDA  # noqa: E402
 
 
 def load_mini_newsgroup():
@@ -134,6 +131,7 @@ def likelihood_table(datasets, J_list, seeds, quick):
 def classification_table(X, y, J_list, quick, n_splits=20):
     models = {
         "LSI (TruncatedSVD)": lambda k, s: TruncatedSVD(k, random_state=s),
+        "LDA (ours, BMM one pass)": lambda k, s: LDA(k, method="bmm", random_state=s),
         "LDA (scikit-learn)": lambda k, s: LatentDirichletAllocation(k, learning_method="batch", max_iter=10 if quick
                                                                      else 50, random_state=s),
         # scikit-learn's default learning rate (0.1) is also the best of 0.001-0.1 here
@@ -146,8 +144,6 @@ def classification_table(X, y, J_list, quick, n_splits=20):
             n_em_iter=2 if quick else 10, em_samples=5, ml_learning_rate=0.002,
             ml_n_iter=30 if quick else 150, random_state=s),
     }
-    if OUR_LDA is not None:
-        models["LDA (ours)"] = OUR_LDA
     rows = []
     for name, make in models.items():
         for k in J_list:
