@@ -31,7 +31,10 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--duration", type=float, default=300.0)
     ap.add_argument("--data", default="/tmp/walkerlab-bench-dask")
+    ap.add_argument("--quick", action="store_true", help="small sizes, runs in seconds (CI)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.subjects, args.duration = [4], 20.0
     params = {"n_init": 5} if args.recognizer == "hmm-em" else {}
     spec = [ModelSpec(args.recognizer, params)]
     data = pathlib.Path(args.data) / ("%ds" % args.duration)

@@ -149,7 +149,10 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--no-sim", action="store_true", help="skip the simulation timing")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--quick", action="store_true", help="small sizes, runs in seconds (CI)")
     args = p.parse_args()
+    if args.quick:
+        args.repeat = 1
     print("%3s %-11s %9s %9s %9s %9s %9s %5s %8s %8s %7s" % (
         "K", "transitions", "CPy us", "MPy us", "numba us", "CPy/nb", "MPy/nb", "ops",
         "RAM f32", "RAM f64", "file B"))

@@ -295,7 +295,15 @@ def main() -> None:
     p.add_argument("--symbols", type=int, default=20)
     p.add_argument("--walker-subjects", type=int, default=6)
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    p.add_argument("--quick", action="store_true",
+        help="small sizes, runs in seconds (CI)")
     args = p.parse_args()
+    if args.quick:
+        args.repeats = 1
+        args.sequences = 3
+        args.length = 300
+        args.states = [4]
+        args.walker_subjects = 0
     rng = np.random.default_rng(0)
     rows = []
     for K in args.states:

@@ -40,7 +40,12 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=60.0)
     parser.add_argument("--rate", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true",
+        help="small sizes, runs in seconds (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.minutes = 0.5
+        args.repeats = 1
     calibration = calibration_for("SIM-0")
     print("simulating %.0f min at %d Hz ..." % (args.minutes, args.rate), flush=True)
     raw = session_bytes(args.minutes, args.rate, seed=1)

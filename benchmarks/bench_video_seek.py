@@ -78,7 +78,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--seeks", type=int, default=200)
+    parser.add_argument("--quick", action="store_true",
+        help="small sizes, runs in seconds (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.minutes = 0.2
+        args.seeks = 10
     path = make_video(args.minutes)
     t0 = time.perf_counter()
     reader = VideoReader(path, cache_frames=2)

@@ -799,6 +799,159 @@ def _smooth_scaled_kernel(log_pi, log_A, log_lik, offsets, posterior, xi, lik):
     return total
 
 
+# --------------------------------------------------------------------------- persistence-structured transitions
+#
+# The default walker model stays with probability p and otherwise moves uniformly:
+# A = (p - q) I + q 11^T.  Then max_i(delta_i + log A_ij) and sum_i alpha_i A_ij
+# need only the diagonal term and one statistic over all states (the top two
+# maxima, resp. the sum), O(K) per step instead of O(K^2).  The public
+# functions pick these kernels automatically when log_A has that structure.
+
+
+def persistence_structure(log_A):
+    """``(log_stay, log_move)`` if the (K, K) ``log_A`` has one value on its
+    diagonal and one value everywhere off it (exactly), else ``None``."""
+    log_A = np.asarray(log_A)
+    if log_A.ndim != 2 or log_A.shape[0] != log_A.shape[1] or log_A.shape[0] < 2:
+        return None
+    k = log_A.shape[0]
+    diag = np.diagonal(log_A)
+    stay = diag[0]
+    off = log_A[~np.eye(k, dtype=bool)]
+    move = off[0]
+    if not (np.all(diag == stay) and np.all(off == move)):
+        return None
+    if stay == _NEG_INF and move == _NEG_INF:
+        return None
+    return float(stay), float(move)
+
+
+@numba.njit(cache=True)
+def _viterbi_persist_kernel(log_pi, log_A, log_stay, log_move, log_lik, offsets, path, delta):
+    """:func:`_viterbi_kernel` for ``A = persistence``: same sums, same ties.
+
+    For column j the best predecessor is either j itself (``+ log_stay``) or
+    the best other state (``+ log_move``): the top maximum of ``prev`` unless
+    that is j, then the second.  Every candidate value is the very float the
+    dense kernel forms, so scores and paths (ties to the lowest index) agree.
+    """
+    T, k = log_lik.shape
+    prev = np.empty(k)
+    cur = np.empty(k)
+    total = 0.0
+    for n in range(offsets.shape[0] - 1):
+        a, b = offsets[n], offsets[n + 1]
+        if b <= a:
+            continue
+        offset = 0.0
+        for t in range(a, b):
+            if t == a:
+                for j in range(k):
+                    cur[j] = log_pi[j] + log_lik[a, j]
+            else:
+                # top two of prev[i] + log_move (first maxima, lowest index)
+                m1 = _NEG_INF
+                i1 = -1
+                m2 = _NEG_INF
+                for i in range(k):
+                    v = prev[i] + log_move
+                    if i1 < 0 or v > m1:
+                        m2 = m1
+                        m1 = v
+                        i1 = i
+                    elif v > m2:
+                        m2 = v
+                for j in range(k):
+                    other = m2 if j == i1 else m1
+                    s = prev[j] + log_stay
+                    cur[j] = (s if s > other else other) + log_lik[t, j]
+            m = _NEG_INF
+            for j in range(k):
+                m = cur[j] if cur[j] > m else m
+            if m != _NEG_INF:
+                for j in range(k):
+                    cur[j] -= m
+                offset += m
+            for j in range(k):
+                prev[j] = cur[j]
+                delta[t, j] = cur[j]
+        best = _NEG_INF
+        arg = 0
+        for j in range(k):
+            if delta[b - 1, j] > best:
+                best = delta[b - 1, j]
+                arg = j
+        if best == _NEG_INF:
+            total += _NEG_INF
+        else:
+            total += offset + best
+        path[b - 1] = arg
+        for t in range(b - 1, a, -1):
+            j = path[t]
+            best = _NEG_INF
+            arg = 0
+            for i in range(k):
+                v = delta[t - 1, i] + log_A[i, j]
+                if v > best:
+                    best = v
+                    arg = i
+            path[t - 1] = arg
+    return total
+
+
+@numba.njit(cache=True)
+def _loglik_persist_kernel(log_pi, log_A, log_stay, log_move, log_lik, offsets):
+    """:func:`_loglik_scaled_kernel` with the O(K) persistence prediction
+    ``(alpha A)_j = (p - q) alpha_j + q sum(alpha)``; NaN-guarded sequences
+    fall back to the exact log-space forward, as there."""
+    k = log_lik.shape[1]
+    gmax = log_stay if log_stay > log_move else log_move
+    es = np.exp(log_stay - gmax)
+    em = np.exp(log_move - gmax)
+    d = es - em
+    prev = np.empty(k)
+    cur = np.empty(k)
+    lik = np.empty(k)
+    log_A3 = log_A.reshape(1, k, k)
+    total = 0.0
+    for n in range(offsets.shape[0] - 1):
+        a, b = offsets[n], offsets[n + 1]
+        if b <= a:
+            continue
+        v = np.nan
+        m = _shifted_lik_row(log_lik[a], lik)
+        if m != _NEG_INF:
+            c = _scaled_start(log_pi, lik, prev)
+            if c == c:
+                v = c + m
+                for t in range(a + 1, b):
+                    m = _shifted_lik_row(log_lik[t], lik)
+                    if m == _NEG_INF:
+                        v = np.nan
+                        break
+                    ssum = 0.0
+                    for i in range(k):
+                        ssum += prev[i]
+                    base = em * ssum
+                    s = 0.0
+                    for j in range(k):
+                        x = (d * prev[j] + base) * lik[j]
+                        cur[j] = x
+                        s += x
+                    if not s > _TINY:
+                        v = np.nan
+                        break
+                    inv = 1.0 / s
+                    for j in range(k):
+                        prev[j] = cur[j] * inv
+                    v += np.log(s) + gmax + m
+        if v != v:
+            offs = np.array([0, b - a], dtype=np.int64)
+            v = _forward_kernel(log_pi, log_A3, log_lik[a:b], offs, np.empty((b - a, k)))
+        total += v
+    return total
+
+
 @numba.njit(cache=True)
 def _sample_path_kernel(cum_pi, cum_A, u, first, out):
     k = cum_pi.shape[0]
@@ -984,6 +1137,10 @@ def log_likelihood(log_pi, log_A, log_lik, lengths=None) -> float:
     """
     log_pi, log_A3, log_lik, offsets = _prepare(log_pi, log_A, log_lik, lengths)
     if log_A3.shape[0] == 1:
+        ps = persistence_structure(log_A3[0])
+        if ps is not None:
+            return float(_loglik_persist_kernel(log_pi, log_A3[0], ps[0], ps[1], log_lik,
+                                                offsets))
         return float(_loglik_scaled_kernel(log_pi, log_A3[0], log_lik, offsets))
     return float(_forward_kernel(log_pi, log_A3, log_lik, offsets, np.empty_like(log_lik)))
 
@@ -992,6 +1149,11 @@ def viterbi(log_pi, log_A, log_lik, lengths=None) -> ViterbiResult:
     """Most probable state path and its log score (joint with the observations)."""
     log_pi, log_A3, log_lik, offsets = _prepare(log_pi, log_A, log_lik, lengths)
     path = np.zeros(log_lik.shape[0], dtype=np.int64)
+    ps = persistence_structure(log_A3[0]) if log_A3.shape[0] == 1 else None
+    if ps is not None:  # O(K) per step, same path and score as the dense kernel
+        score = _viterbi_persist_kernel(log_pi, log_A3[0], ps[0], ps[1], log_lik, offsets,
+                                        path, _scratch(log_lik.shape))
+        return ViterbiResult(path, float(score))
     score = _viterbi_kernel(log_pi, log_A3, log_lik, offsets, path, _scratch(log_lik.shape))
     return ViterbiResult(path, float(score))
 
