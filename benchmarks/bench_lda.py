@@ -18,8 +18,10 @@ of 2000-5000 words; 10 held-out documents from the same topics), and ``lee``, ge
 Lee background corpus (300 news documents, stop words and rare words removed; 3/4 to
 train, 1/4 held out). The true parameters' perplexity is printed for the synthetic set.
 Peers at their documented settings: gensim LdaModel passes=1 and passes=10
-(iterations=50, chunksize=2000), scikit-learn LatentDirichletAllocation online and
-batch (max_iter=10, its defaults), tomotopy LDAModel with 1000 Gibbs iterations.
+(iterations=50, chunksize=2000) and LdaMulticore (one pass, workers=1: one thread as
+everyone here), scikit-learn LatentDirichletAllocation online and batch (max_iter=10,
+its defaults), tomotopy LDAModel and the `lda` package with 1000 Gibbs iterations.
+``reuters``: the `lda` package's Reuters matrix (395 x 4258), 3/4 to train, K = 20.
 """
 from __future__ import annotations
 
@@ -135,6 +137,15 @@ def curve(X, X_test, K, alpha, beta, batch_docs: int = 250, path=None):
     return rows
 
 
+def reuters():
+    """The `lda` package's Reuters matrix (395 x 4258); 3/4 to train, 1/4 held out."""
+    import lda.datasets
+
+    X = sp.csr_matrix(lda.datasets.load_reuters())
+    cut = 3 * X.shape[0] // 4
+    return X[:cut], X[cut:], 20, 0.1, 0.01, None
+
+
 def lee():
     import gensim
     from gensim.parsing.preprocessing import STOPWORDS
@@ -165,6 +176,27 @@ def gensim_lda(X, K, alpha, beta, passes, seed):
                  alpha=np.full(K, alpha), eta=beta, passes=passes, iterations=50,
                  chunksize=2000, random_state=seed)
     return m.get_topics()
+
+
+def gensim_multicore(X, K, alpha, beta, seed):
+    from gensim.models import LdaMulticore
+
+    m = LdaMulticore(to_gensim(X), num_topics=K, id2word={i: str(i) for i in range(X.shape[1])},
+                     alpha=np.full(K, alpha), eta=beta, passes=1, iterations=50,
+                     chunksize=2000, workers=1, random_state=seed)
+    return m.get_topics()
+
+
+def lda_package(X, K, alpha, beta, iters, seed):
+    import logging
+
+    import lda
+
+    for name in ("", "lda"):  # importing lda turns on INFO logging, its own and the root's
+        logging.getLogger(name).setLevel(logging.ERROR)
+    m = lda.LDA(K, n_iter=iters, alpha=alpha, eta=beta, random_state=seed)
+    m.fit(sp.csr_matrix(X).astype(np.int64))
+    return m.topic_word_
 
 
 def sklearn_lda(X, K, alpha, beta, method, seed):
@@ -200,8 +232,8 @@ def ours(X, K, alpha, beta, method, seed, **kw):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", nargs="+", default=["synthetic", "lee", "news"],
-                    choices=["synthetic", "lee", "news"])
+    ap.add_argument("--corpus", nargs="+", default=["synthetic", "reuters", "lee", "news"],
+                    choices=["synthetic", "reuters", "lee", "news"])
     ap.add_argument("--curve", default=str(ROOT / "docs" / "images" / "lda-perplexity-curve.png"),
                     help="on the news corpus, also plot perplexity against tokens seen here "
                     "('' to skip)")
@@ -217,6 +249,7 @@ def main(argv=None) -> int:
         ("ours batch VB", lambda *a: ours(*a, "vb", 0)),
         ("gensim LdaModel passes=1", lambda *a: gensim_lda(*a, 1, 0)),
         ("gensim LdaModel passes=10", lambda *a: gensim_lda(*a, 10, 0)),
+        ("gensim LdaMulticore passes=1, workers=1", lambda *a: gensim_multicore(*a, 0)),
         ("sklearn online", lambda *a: sklearn_lda(*a, "online", 0)),
         ("sklearn batch", lambda *a: sklearn_lda(*a, "batch", 0)),
     ]
@@ -225,9 +258,14 @@ def main(argv=None) -> int:
         runs.append(("tomotopy Gibbs, %d iterations" % G, lambda *a: tomotopy_lda(*a, G, 0)))
     except ImportError:
         print("# tomotopy not installed: pip install tomotopy (the bench extra)")
+    try:
+        import lda  # noqa: F401
+        runs.append(("lda package Gibbs, %d iterations" % G, lambda *a: lda_package(*a, G, 0)))
+    except ImportError:
+        print("# the lda package is not installed: pip install lda (the bench extra)")
     for name in args.corpus:
-        X, X_test, K, alpha, beta, true = {"synthetic": synthetic, "lee": lee,
-                                           "news": news}[name]()
+        X, X_test, K, alpha, beta, true = {"synthetic": synthetic, "reuters": reuters,
+                                           "lee": lee, "news": news}[name]()
         tokens = int(X.sum())
         print("\n## %s: %d training documents, %d tokens, W = %d, K = %d, alpha = %g, "
               "beta = %g" % (name, X.shape[0], tokens, X.shape[1], K, alpha, beta))
