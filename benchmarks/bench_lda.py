@@ -237,10 +237,15 @@ def tomotopy_lda(X, K, alpha, beta, iters, seed):
         if len(words):
             m.add_doc([str(w) for w in words])
     m.train(iters, workers=1)
-    phi = np.full((K, X.shape[1]), 1e-12)
-    vocab = [int(w) for w in m.used_vocabs]
+    # tomotopy's topics cover only the words it saw; give every other word its smoothed
+    # share as the other peers do: phi_kw = (n_kw + eta) / (n_k + W eta)
+    vocab = np.array([int(w) for w in m.used_vocabs])
+    n_k = np.asarray(m.get_count_by_topics(), dtype=float)
+    phi = np.empty((K, X.shape[1]))
     for k in range(K):
-        phi[k, vocab] = m.get_topic_word_dist(k)
+        n_kw = np.zeros(X.shape[1])
+        n_kw[vocab] = np.asarray(m.get_topic_word_dist(k)) * (n_k[k] + len(vocab) * beta) - beta
+        phi[k] = (np.maximum(n_kw, 0.0) + beta) / (n_k[k] + X.shape[1] * beta)
     return phi
 
 
