@@ -491,6 +491,51 @@ def _smooth_kernel(log_A3, log_lik, offsets, log_alpha, log_beta, posterior, xi)
                     xi[i, j] += w[i, j] / s
 
 
+@numba.njit(cache=True, inline="always")
+def _shift_to_zero(cur, prev, delta_row):
+    """Subtract the row's maximum so path decisions are made at O(1) magnitudes,
+    copy it into ``prev`` and ``delta_row``; returns what was subtracted."""
+    k = cur.shape[0]
+    m = _NEG_INF
+    for j in range(k):
+        m = cur[j] if cur[j] > m else m
+    shift = 0.0
+    if m != _NEG_INF:
+        for j in range(k):
+            cur[j] -= m
+        shift = m
+    for j in range(k):
+        prev[j] = cur[j]
+        delta_row[j] = cur[j]
+    return shift
+
+
+@numba.njit(cache=True, inline="always")
+def _backtrack(delta, path, a, b, log_A3, tv, offset):
+    """Fill ``path[a:b]`` from the shifted scores (argmax recomputed for the one state
+    on the path, ties to the lowest index); returns the sequence's best log score."""
+    k = delta.shape[1]
+    best = _NEG_INF
+    arg = 0
+    for j in range(k):
+        if delta[b - 1, j] > best:
+            best = delta[b - 1, j]
+            arg = j
+    path[b - 1] = arg
+    for t in range(b - 1, a, -1):
+        lA = log_A3[t] if tv else log_A3[0]
+        j = path[t]
+        top = _NEG_INF
+        argmax = 0
+        for i in range(k):
+            v = delta[t - 1, i] + lA[i, j]
+            if v > top:
+                top = v
+                argmax = i
+        path[t - 1] = argmax
+    return _NEG_INF if best == _NEG_INF else offset + best
+
+
 @numba.njit(cache=True)
 def _viterbi_kernel(log_pi, log_A3, log_lik, offsets, path, delta):
     """Max-product recursion storing the (shifted) scores ``delta`` (T, K).
@@ -532,39 +577,8 @@ def _viterbi_kernel(log_pi, log_A3, log_lik, offsets, path, delta):
                         v = prev[i] + lAT[j, i]
                         m = v if v > m else m
                     cur[j] = m + log_lik[t, j]
-            # Keep delta near 0 so path decisions are made at O(1) magnitudes.
-            m = _NEG_INF
-            for j in range(k):
-                m = cur[j] if cur[j] > m else m
-            if m != _NEG_INF:
-                for j in range(k):
-                    cur[j] -= m
-                offset += m
-            for j in range(k):
-                prev[j] = cur[j]
-                delta[t, j] = cur[j]
-        best = _NEG_INF
-        arg = 0
-        for j in range(k):
-            if delta[b - 1, j] > best:
-                best = delta[b - 1, j]
-                arg = j
-        if best == _NEG_INF:
-            total += _NEG_INF
-        else:
-            total += offset + best
-        path[b - 1] = arg
-        for t in range(b - 1, a, -1):
-            lA = log_A3[t] if tv else log_A3[0]
-            j = path[t]
-            best = _NEG_INF
-            arg = 0
-            for i in range(k):
-                v = delta[t - 1, i] + lA[i, j]
-                if v > best:
-                    best = v
-                    arg = i
-            path[t - 1] = arg
+            offset += _shift_to_zero(cur, prev, delta[t])
+        total += _backtrack(delta, path, a, b, log_A3, tv, offset)
     return total
 
 
@@ -865,37 +879,8 @@ def _viterbi_persist_kernel(log_pi, log_A, log_stay, log_move, log_lik, offsets,
                     other = m2 if j == i1 else m1
                     s = prev[j] + log_stay
                     cur[j] = (s if s > other else other) + log_lik[t, j]
-            m = _NEG_INF
-            for j in range(k):
-                m = cur[j] if cur[j] > m else m
-            if m != _NEG_INF:
-                for j in range(k):
-                    cur[j] -= m
-                offset += m
-            for j in range(k):
-                prev[j] = cur[j]
-                delta[t, j] = cur[j]
-        best = _NEG_INF
-        arg = 0
-        for j in range(k):
-            if delta[b - 1, j] > best:
-                best = delta[b - 1, j]
-                arg = j
-        if best == _NEG_INF:
-            total += _NEG_INF
-        else:
-            total += offset + best
-        path[b - 1] = arg
-        for t in range(b - 1, a, -1):
-            j = path[t]
-            best = _NEG_INF
-            arg = 0
-            for i in range(k):
-                v = delta[t - 1, i] + log_A[i, j]
-                if v > best:
-                    best = v
-                    arg = i
-            path[t - 1] = arg
+            offset += _shift_to_zero(cur, prev, delta[t])
+        total += _backtrack(delta, path, a, b, log_A.reshape(1, k, k), False, offset)
     return total
 
 

@@ -110,6 +110,19 @@ def renormalise_rows(raw, scale, S2):
 
 
 @njit(cache=True)
+def _longest_document(indptr, counts):
+    """The most tokens any document of the CSR corpus holds."""
+    longest = 0
+    for d in range(indptr.shape[0] - 1):
+        n = 0
+        for j in range(indptr[d], indptr[d + 1]):
+            n += counts[j]
+        if n > longest:
+            longest = n
+    return longest
+
+
+@njit(cache=True)
 def _doc_tokens(indices, counts, lo, hi, seed, out):
     """Expand one document's counts into tokens and shuffle them (seeded per document,
     so the order does not depend on how the corpus is cut into batches)."""
@@ -139,14 +152,7 @@ def bmm_sweep(indptr, indices, counts, raw, scale, B, S2, alpha_prior, doc_seeds
     """
     D = indptr.shape[0] - 1
     K = raw.shape[0]
-    maxlen = 0
-    for d in range(D):
-        n = 0
-        for j in range(indptr[d], indptr[d + 1]):
-            n += counts[j]
-        if n > maxlen:
-            maxlen = n
-    toks = np.empty(maxlen, np.int64)
+    toks = np.empty(_longest_document(indptr, counts), np.int64)
     c = np.empty(K)
     mwork = np.empty(K)
     alpha = np.empty(K)
@@ -195,14 +201,7 @@ def bmm_fold_in(indptr, indices, counts, topic_word, alpha_prior, doc_seeds, n_p
     """
     D = indptr.shape[0] - 1
     K = topic_word.shape[0]
-    maxlen = 0
-    for d in range(D):
-        n = 0
-        for j in range(indptr[d], indptr[d + 1]):
-            n += counts[j]
-        if n > maxlen:
-            maxlen = n
-    toks = np.empty(maxlen, np.int64)
+    toks = np.empty(_longest_document(indptr, counts), np.int64)
     out = np.zeros((D, K))
     c = np.empty(K)
     mwork = np.empty(K)
