@@ -54,9 +54,9 @@ def _load(paths, feature_set, track, label_map=None, check=True):
 def _fold_task(spec: ModelSpec, train_paths, test_paths, feature_set, track, decoder,
                label_map=None):
     """One fold on a worker: read the recordings, fit, decode the test sessions."""
-    from recognizers.evaluation import run_fold
+    from recognizers.evaluation import run_fold_variants
 
-    return run_fold(spec.make, _load(train_paths, feature_set, track, label_map, False),
+    return run_fold_variants(spec.make, _load(train_paths, feature_set, track, label_map, False),
                     _load(test_paths, feature_set, track, label_map, False), decoder)
 
 
@@ -96,11 +96,18 @@ def evaluate_recordings(paths, specs: list[ModelSpec], *, feature_set: str = "co
     ``scheduler``: ``"serial"`` (this process), ``"local"`` (a Dask cluster on this
     machine, ``n_workers`` processes) or a Dask scheduler address.  Returns one
     result dict per spec (see ``recognizers.evaluation.leave_one_subject_out``).
-    ``progress(done, total)`` is called as folds finish.  A recording given twice,
+    An unsupervised recognizer gives two results from the same fits: its own state
+mapping and the other one (majority and one-to-one Hungarian), the second with
+``state_mapping`` in its ``params``.  ``progress(done, total)`` is called as folds finish.  A recording given twice,
     or recordings of different label sets without a ``label_map`` (old code -> new
     code) to merge them, are refused (``host.datasets.load_sessions``).
     """
-    from recognizers.evaluation import DEFAULT_WINDOWS, loso_folds, run_fold, summarize_folds
+    from recognizers.evaluation import (
+        DEFAULT_WINDOWS,
+        loso_folds,
+        run_fold_variants,
+        summarize_folds,
+    )
 
     paths = [os.fspath(p) for p in paths]
     if not paths:
@@ -131,7 +138,7 @@ def evaluate_recordings(paths, specs: list[ModelSpec], *, feature_set: str = "co
     if scheduler == SERIAL:
         for m, spec in enumerate(specs):
             for f, fold in enumerate(folds):
-                outputs[m, f] = run_fold(spec.make, [sessions[i] for i in fold.train],
+                outputs[m, f] = run_fold_variants(spec.make, [sessions[i] for i in fold.train],
                                          [sessions[i] for i in fold.test], decoder)
                 if progress is not None:
                     progress(len(outputs), total)
@@ -154,13 +161,21 @@ def evaluate_recordings(paths, specs: list[ModelSpec], *, feature_set: str = "co
             except BaseException:
                 client.cancel(list(futures))
                 raise
+    # One result per spec, then one per evaluation variant of that spec (e.g. the
+    # other state mapping of an unsupervised recognizer), each a model of its own
+    # in the printout, the report and the workbench, from the same fits.
     results = []
     for m, spec in enumerate(specs):
-        fold_results = [(fold.subject, *outputs[m, f]) for f, fold in enumerate(folds)]
-        result = summarize_folds(fold_results, windows=windows,
-                                 transition_window=transition_window,
-                                 confusion_window=confusion_window, decoder=decoder)
-        result.update(recognizer=spec.kind, params=dict(spec.params),
-                      feature_set=feature_set, own_sessions=own_sessions)
-        results.append(result)
+        for key in outputs[m, 0][1]:
+            fold_results = [(fold.subject, outputs[m, f][0], outputs[m, f][1][key])
+                            for f, fold in enumerate(folds)]
+            result = summarize_folds(fold_results, windows=windows,
+                                     transition_window=transition_window,
+                                     confusion_window=confusion_window, decoder=decoder)
+            params = dict(spec.params)
+            if key:
+                params[key[0]] = key[1]
+            result.update(recognizer=spec.kind, params=params, feature_set=feature_set,
+                          own_sessions=own_sessions)
+            results.append(result)
     return results

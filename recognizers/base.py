@@ -407,6 +407,16 @@ class Recognizer(ABC):
             out[t] = self.step(X[t])
         return out
 
+    def evaluation_variants(self) -> dict[tuple, "Recognizer"]:
+        """Other readings of this fitted model that evaluation reports beside it.
+
+        ``{(param, value): recognizer}``: the same fitted model decoded as if
+        constructed with ``param=value``, without fitting again.  Latent-state
+        recognizers return their other state-to-activity mapping, so majority and
+        one-to-one figures come from one fit.  Default: none.
+        """
+        return {}
+
     # -- sample rate ------------------------------------------------------------
     def time_constants_s(self) -> dict:
         """Per-frame quantities in seconds (empty if the training rate is unknown).

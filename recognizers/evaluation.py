@@ -56,6 +56,7 @@ __all__ = [
     "Fold",
     "loso_folds",
     "run_fold",
+    "run_fold_variants",
     "summarize_folds",
 ]
 
@@ -312,13 +313,28 @@ def loso_folds(subjects: Sequence, n_own_sessions_in_training: int = 0) -> list[
 def run_fold(make_recognizer: Callable[[], Any], train_sessions, test_sessions,
              decoder: str = "predict") -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Fit a fresh recognizer on ``train_sessions``; (true, decoded) label sequences of the test."""
+    ys_true, by_variant = run_fold_variants(make_recognizer, train_sessions, test_sessions,
+                                            decoder)
+    return ys_true, by_variant[()]
+
+
+def run_fold_variants(make_recognizer: Callable[[], Any], train_sessions, test_sessions,
+                      decoder: str = "predict"):
+    """As :func:`run_fold`, decoding also the recognizer's ``evaluation_variants``.
+
+    Returns ``(ys_true, {variant: ys_pred})`` with ``()`` the recognizer as made and
+    ``(param, value)`` each variant (one fit for all).
+    """
     if decoder not in ("predict", "filter", "smooth"):
         raise ValueError("decoder must be 'predict', 'filter' or 'smooth', got %r" % (decoder,))
     rec = make_recognizer()
     rec.fit([_field(s, "X") for s in train_sessions], [_field(s, "y") for s in train_sessions])
     ys_true = [np.asarray(_field(s, "y")).astype(str) for s in test_sessions]
-    ys_pred = [_decode(rec, _field(s, "X"), decoder) for s in test_sessions]
-    return ys_true, ys_pred
+    variants = {(): rec}
+    if hasattr(rec, "evaluation_variants"):
+        variants.update(rec.evaluation_variants())
+    return ys_true, {key: [_decode(r, _field(s, "X"), decoder) for s in test_sessions]
+                     for key, r in variants.items()}
 
 
 def summarize_folds(fold_results, *, windows: Iterable[int] = DEFAULT_WINDOWS,
@@ -432,12 +448,24 @@ def leave_one_subject_out(recognizer_factory, sessions, *,
     sessions = list(sessions)
     folds = loso_folds([_field(s, "subject") for s in sessions], n_own_sessions_in_training)
     make = as_factory(recognizer_factory)
-    results = []
+    by_variant: dict[tuple, list] = {}
     for done, fold in enumerate(folds, start=1):
-        ys_true, ys_pred = run_fold(make, [sessions[i] for i in fold.train],
-                                    [sessions[i] for i in fold.test], decoder)
-        results.append((fold.subject, ys_true, ys_pred))
+        ys_true, preds = run_fold_variants(make, [sessions[i] for i in fold.train],
+                                           [sessions[i] for i in fold.test], decoder)
+        for key, ys_pred in preds.items():
+            by_variant.setdefault(key, []).append((fold.subject, ys_true, ys_pred))
         if progress is not None:
             progress(done, len(folds), fold.subject)
-    return summarize_folds(results, windows=windows, transition_window=transition_window,
-                           confusion_window=confusion_window, decoder=decoder)
+    summaries = {key: summarize_folds(results, windows=windows,
+                                      transition_window=transition_window,
+                                      confusion_window=confusion_window, decoder=decoder)
+                 for key, results in by_variant.items()}
+    out = summaries.pop(())
+    if summaries:
+        out["variants"] = {variant_name(key): res for key, res in summaries.items()}
+    return out
+
+
+def variant_name(key: tuple) -> str:
+    """``("state_mapping", "hungarian")`` -> ``"state_mapping=hungarian"``."""
+    return "%s=%s" % key

@@ -28,6 +28,7 @@ and ``--param n_init=5`` etc.
 """
 from __future__ import annotations
 
+import copy
 import numbers
 
 import numba
@@ -111,6 +112,22 @@ class _LatentHMMRecognizer(Recognizer):
         self.feature_set_ = feature_set
         self._build_runtime()
         return self
+
+    def with_state_mapping(self, method: str) -> "_LatentHMMRecognizer":
+        """A copy of this fitted recognizer whose states map to activities by
+        ``method`` ("majority" or "hungarian"); the latent model is shared."""
+        check_is_fitted(self, "model_")
+        other = copy.copy(self)
+        other.state_mapping = method
+        other.state_to_class_ = map_states(self.cooccurrence_, method)
+        other._build_runtime()
+        return other
+
+    def evaluation_variants(self) -> dict:
+        """The other state mapping: majority (the thesis' rule, several states may
+        claim one activity) and one-to-one Hungarian are both reported."""
+        other = "hungarian" if self.state_mapping == "majority" else "majority"
+        return {("state_mapping", other): self.with_state_mapping(other)}
 
     @property
     def startprob_(self) -> np.ndarray:

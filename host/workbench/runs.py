@@ -85,6 +85,11 @@ class Run:
         tw = r["transitions_by_window"].get(TRANSITION_WINDOW, {})
         row["transition precision"] = tw.get("precision", math.nan)
         row["transition recall"] = tw.get("recall", math.nan)
+        # Unsupervised runs: the other state mapping (majority / one-to-one) from the
+        # same fits; a dash for recognizers that have none.
+        other = next(iter(r.get("variants", {}).values()), None)
+        row["accuracy w25, other mapping"] = (
+            other["accuracy_by_window"].get(25, math.nan) if other else math.nan)
         row["time (s)"] = self.elapsed_s
         return row
 
@@ -108,12 +113,19 @@ def execute(config: RunConfig, number: int = 1, progress=None, cancelled=None) -
     if cancelled is not None and cancelled():
         raise Cancelled()
     t0 = time.perf_counter()
-    result = evaluate_recordings(
+    result, *variants = evaluate_recordings(
         list(config.paths), [config.spec()], feature_set=config.feature_set,
         track=config.track, decoder=config.decoder, own_sessions=config.own_sessions,
         transition_window=TRANSITION_WINDOW, scheduler=config.scheduler,
-        n_workers=config.n_workers, progress=report)[0]
+        n_workers=config.n_workers, progress=report)
+    if variants:  # the other state mapping of an unsupervised recognizer, same fits
+        result = dict(result, variants={_variant_name(result, v): v for v in variants})
     return Run(number, config, result, time.perf_counter() - t0)
+
+
+def _variant_name(result: dict, variant: dict) -> str:
+    changed = {k: v for k, v in variant["params"].items() if result["params"].get(k) != v}
+    return ", ".join("%s=%s" % kv for kv in sorted(changed.items()))
 
 
 def _quote_all(args) -> str:

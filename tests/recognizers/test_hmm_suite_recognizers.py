@@ -142,3 +142,32 @@ def test_cli_factory_builds_the_new_kinds_from_param_strings():
     assert (rec.n_init, rec.n_states, rec.state_mapping) == (2, 11, "hungarian")
     rec = cli._model_specs("hmm-gibbs", ["n_sweeps=100", "burn_in=50"])[0].make()
     assert isinstance(rec, GibbsHMMRecognizer) and rec.burn_in == 50
+
+
+def test_both_state_mappings_come_from_one_fit(make_sessions):
+    # Evaluation reports majority and one-to-one mappings of the same fitted model:
+    # the variant must decode exactly as a recognizer fitted with that mapping.
+    from recognizers.evaluation import leave_one_subject_out
+
+    X, y = sessions_xy(make_sessions, n_subjects=2, seed=5)
+    rec = EMHMMRecognizer(n_init=2, n_states=7).fit(X, y)
+    ((key, other),) = rec.evaluation_variants().items()
+    assert key == ("state_mapping", "hungarian")
+    direct = EMHMMRecognizer(n_init=2, n_states=7, state_mapping="hungarian").fit(X, y)
+    np.testing.assert_array_equal(other.state_to_class_, direct.state_to_class_)
+    np.testing.assert_array_equal(other.predict(X[1]), direct.predict(X[1]))
+    np.testing.assert_allclose(other.filter(X[1]), direct.filter(X[1]))
+    np.testing.assert_array_equal(rec.predict(X[1]), EMHMMRecognizer(
+        n_init=2, n_states=7).fit(X, y).predict(X[1]))  # the original is untouched
+    # 7 states, 5 activities: one-to-one gives every activity one state of its own
+    assert set(other.state_to_class_.tolist()) == set(range(len(rec.classes_)))
+
+    sessions = make_sessions(n_subjects=3, seed=6)
+    res = leave_one_subject_out(EMHMMRecognizer(n_init=2), sessions, windows=[0, 25])
+    var = res["variants"]["state_mapping=hungarian"]
+    ref = leave_one_subject_out(EMHMMRecognizer(n_init=2, state_mapping="hungarian"),
+                                sessions, windows=[0, 25])
+    assert var["accuracy_by_window"] == ref["accuracy_by_window"]
+    assert var["confusion"] == ref["confusion"]
+    assert ref["variants"]["state_mapping=majority"]["accuracy_by_window"] == \
+        res["accuracy_by_window"]

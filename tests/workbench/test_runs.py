@@ -1,5 +1,6 @@
 """Workbench runs against the library: same metrics, cancel, commands, training."""
 import json
+import math
 import shlex
 
 import pytest
@@ -23,6 +24,19 @@ def test_execute_gives_exactly_the_library_metrics(exp2_paths):
     row = run.summary_row()
     assert row["accuracy w0"] == direct["accuracy_by_window"][0]
     assert row["transition recall"] == direct["transitions_by_window"][25]["recall"]
+    assert math.isnan(row["accuracy w25, other mapping"])  # supervised: no other mapping
+
+
+def test_unsupervised_run_shows_the_other_state_mapping(exp2_paths):
+    config = RunConfig(tuple(exp2_paths), "hmm-em", {"n_init": 1, "n_bins": 8}, "cop")
+    run = execute(config)
+    majority, one_to_one = evaluate_recordings(
+        exp2_paths, [ModelSpec("hmm-em", {"n_init": 1, "n_bins": 8})], feature_set="cop",
+        transition_window=25)
+    variant = run.result["variants"]["state_mapping=hungarian"]
+    assert json_safe(variant) == json_safe(one_to_one)
+    assert run.summary_row()["accuracy w25, other mapping"] == \
+        one_to_one["accuracy_by_window"][25]
 
 
 def test_cancel_stops_after_the_fold_in_progress(exp2_paths):
