@@ -193,6 +193,15 @@ def crfsuite_theta(info, classes, n_dense, n_cuts):
 # --------------------------------------------------------------------------- main
 
 
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:  # pragma: no cover
+        return "?"
+
+
 def accuracy(y_true, y_pred) -> float:
     t = np.concatenate([np.asarray(v).astype(str) for v in y_true])
     p = np.concatenate([np.asarray(v).astype(str) for v in y_pred])
@@ -277,7 +286,7 @@ def main(argv=None):
                       args.dense_c2, args))
     print("python %s, numpy %s, python-crfsuite %s, %s" % (
         platform.python_version(), np.__version__,
-        getattr(pycrfsuite, "__version__", "?"), platform.machine()))
+        _version("python-crfsuite"), platform.machine()))
     print("L-BFGS, at most %d iterations; ours: LinearChainCRF(tol=1e-7) (scipy L-BFGS-B, "
           "10 memories); CRFsuite: %s" % (args.iterations, crfsuite_params(args.iterations,
                                                                          "<c2>")))
