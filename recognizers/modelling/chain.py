@@ -822,6 +822,13 @@ def _smooth_scaled_kernel(log_pi, log_A, log_lik, offsets, posterior, xi, lik):
 # functions pick these kernels automatically when log_A has that structure.
 
 
+# Below this many states the dense Viterbi step (K^2 branch-free max-adds that
+# vectorise) beats the O(K) one (a data-dependent argmax per step): measured on
+# 100k frames, K=6 4.0 vs 5.7 ms, K=12 8.6 vs 8.3 ms, K=16 13.1 vs 9.1 ms.  Both
+# give the same path and score, so only the speed depends on this.
+_VITERBI_PERSIST_MIN_K = 12
+
+
 def persistence_structure(log_A):
     """``(log_stay, log_move)`` if the (K, K) ``log_A`` has one value on its
     diagonal and one value everywhere off it (exactly), else ``None``."""
@@ -863,20 +870,22 @@ def _viterbi_persist_kernel(log_pi, log_A, log_stay, log_move, log_lik, offsets,
                 for j in range(k):
                     cur[j] = log_pi[j] + log_lik[a, j]
             else:
-                # top two of prev[i] + log_move (first maxima, lowest index)
-                m1 = _NEG_INF
-                i1 = -1
+                # max_i fl(prev_i + log_move) = fl(max_i prev_i + log_move) (rounding
+                # is monotone), so the best other state needs only the top two of prev.
+                m1 = prev[0]
+                i1 = 0
+                for i in range(1, k):
+                    if prev[i] > m1:
+                        m1 = prev[i]
+                        i1 = i
                 m2 = _NEG_INF
                 for i in range(k):
-                    v = prev[i] + log_move
-                    if i1 < 0 or v > m1:
-                        m2 = m1
-                        m1 = v
-                        i1 = i
-                    elif v > m2:
-                        m2 = v
+                    v = prev[i] if i != i1 else _NEG_INF
+                    m2 = v if v > m2 else m2
+                o1 = m1 + log_move
+                o2 = m2 + log_move
                 for j in range(k):
-                    other = m2 if j == i1 else m1
+                    other = o2 if j == i1 else o1
                     s = prev[j] + log_stay
                     cur[j] = (s if s > other else other) + log_lik[t, j]
             offset += _shift_to_zero(cur, prev, delta[t])
@@ -1149,12 +1158,22 @@ def lengths_to_offsets(n_samples: int, lengths=None) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
 
 
+@numba.njit(cache=True)
+def _count_nan_or_posinf(flat):
+    """How many entries are NaN or +inf: one compiled, vectorisable pass (numpy's
+    isnan + isposinf were 2 ms of a 9 ms Viterbi over 100k x 6)."""
+    n = 0
+    for i in range(flat.shape[0]):
+        n += not (flat[i] < np.inf)
+    return n
+
+
 def _as_f8(a, name, ndim):
     arr = np.ascontiguousarray(a, dtype=np.float64)
     if arr.ndim not in ndim:
         raise ValueError("%s must have %s dimensions, got shape %s"
                          % (name, " or ".join(map(str, ndim)), arr.shape))
-    if np.isnan(arr).any() or np.isposinf(arr).any():
+    if arr.size and _count_nan_or_posinf(arr.reshape(-1)):
         raise ValueError("%s contains NaN or +inf" % name)
     return arr
 
@@ -1311,7 +1330,8 @@ def viterbi(log_pi, log_A, log_lik, lengths=None) -> ViterbiResult:
     log_pi, log_A3, log_lik, offsets = _prepare(log_pi, log_A, log_lik, lengths)
     path = np.zeros(log_lik.shape[0], dtype=np.int64)
     ps = persistence_structure(log_A3[0]) if log_A3.shape[0] == 1 else None
-    if ps is not None:  # O(K) per step, same path and score as the dense kernel
+    if ps is not None and log_lik.shape[1] >= _VITERBI_PERSIST_MIN_K:
+        # O(K) per step, same path and score as the dense kernel
         score = _viterbi_persist_kernel(log_pi, log_A3[0], ps[0], ps[1], log_lik, offsets,
                                         path, _scratch(log_lik.shape))
         return ViterbiResult(path, float(score))

@@ -19,6 +19,13 @@ def _dense_viterbi(log_pi, log_A, log_lik, lengths=None):
                          lengths)
 
 
+@pytest.fixture(autouse=True)
+def _persistence_viterbi_for_every_k(monkeypatch):
+    # chain.viterbi keeps the dense kernel below 12 states (faster there); test the
+    # O(K) kernel at every size.
+    monkeypatch.setattr(chain, "_VITERBI_PERSIST_MIN_K", 2)
+
+
 def test_structure_detected_only_when_exact():
     assert chain.persistence_structure(_persist(4, 0.9)) is not None
     A = np.exp(_persist(4, 0.9))
@@ -27,7 +34,7 @@ def test_structure_detected_only_when_exact():
     assert chain.persistence_structure(np.zeros((1, 1))) is None
 
 
-@pytest.mark.parametrize("k,p", [(2, 0.7), (5, 0.95), (9, 0.2), (6, 1.0)])
+@pytest.mark.parametrize("k,p", [(2, 0.7), (5, 0.95), (9, 0.2), (6, 1.0), (14, 0.9)])
 def test_viterbi_and_loglik_match_dense(k, p):
     rng = np.random.default_rng(k)
     T = 400
