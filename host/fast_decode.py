@@ -39,13 +39,17 @@ def _length_bounds(max_payload: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @numba.njit(cache=True)
-def scan_clean_frames(buf, max_payload, lo, hi, table, ftype, seq, t_us, offset, lengths):
+def scan_clean_frames(buf, max_payload, lo, hi, table, ftype, seq, t_us, offset, lengths,
+                      samples):
     """Frames starting at buf[0], back to back, each passing every check of
     FrameDecoder.feed; stops before the first that does not (or is incomplete).
-    Fills ftype/seq/t_us/offset (payload start)/lengths and returns (count, end position)."""
+    Fills ftype/seq/t_us/offset (payload start)/lengths per frame and copies SAMPLE
+    payloads into the rows of ``samples`` (n_samples, SAMPLE_LEN), in order; returns
+    (frames, samples, end position)."""
     n = buf.shape[0]
     pos = 0
     m = 0
+    ns = 0
     cap = ftype.shape[0]
     while m < cap and n - pos >= wire.HEADER_LEN:
         if buf[pos] != wire.SYNC0 or buf[pos + 1] != wire.SYNC1:
@@ -70,27 +74,37 @@ def scan_clean_frames(buf, max_payload, lo, hi, table, ftype, seq, t_us, offset,
                    | (np.int64(buf[pos + 10]) << 16) | (np.int64(buf[pos + 11]) << 24))
         offset[m] = pos + wire.HEADER_LEN
         lengths[m] = length
+        if ft == wire.SAMPLE and length == wire.SAMPLE_LEN:
+            for i in range(wire.SAMPLE_LEN):
+                samples[ns, i] = buf[pos + wire.HEADER_LEN + i]
+            ns += 1
         m += 1
         pos = end + wire.CRC_LEN
-    return m, pos
+    return m, ns, pos
+
+
+@numba.njit(cache=True)
+def _consecutive(seqs, last_seq):
+    """True if every seq follows the one before it (and ``last_seq``, if >= 0)."""
+    prev = last_seq
+    for i in range(seqs.shape[0]):
+        if prev >= 0 and ((seqs[i] - prev - 1) & 0xFFFF) != 0:
+            return False
+        prev = seqs[i]
+    return True
 
 
 class FastFrames:
-    """The clean frames of one feed as arrays (payloads still in ``buf``)."""
+    """The clean frames of one feed: SAMPLE payloads as rows, the rest as Frames."""
 
-    __slots__ = ("buf", "ftype", "seq", "t_us", "offset", "length")
+    __slots__ = ("t_us", "is_sample", "seq", "samples", "others")
 
-    def __init__(self, buf, ftype, seq, t_us, offset, length):
-        self.buf, self.ftype, self.seq, self.t_us = buf, ftype, seq, t_us
-        self.offset, self.length = offset, length
+    def __init__(self, t_us, is_sample, seq, samples, others):
+        self.t_us, self.is_sample, self.seq = t_us, is_sample, seq
+        self.samples, self.others = samples, others  # others: (index, Frame)
 
     def __len__(self) -> int:
-        return len(self.ftype)
-
-    def frame(self, i: int) -> wire.Frame:
-        a = int(self.offset[i])
-        return wire.Frame(int(self.ftype[i]), int(self.seq[i]), int(self.t_us[i]),
-                          self.buf[a:a + int(self.length[i])].tobytes())
+        return len(self.t_us)
 
 
 def feed_fast(decoder: wire.FrameDecoder, data: bytes):
@@ -106,20 +120,32 @@ def feed_fast(decoder: wire.FrameDecoder, data: bytes):
     t_us = np.empty(cap, np.int64)
     offset = np.empty(cap, np.int64)
     lengths = np.empty(cap, np.int64)
+    samples = np.empty((len(buf) // (wire.HEADER_LEN + wire.SAMPLE_LEN + wire.CRC_LEN) + 1,
+                        wire.SAMPLE_LEN), np.uint8)
     lo, hi = _bounds(decoder.max_payload)
-    m, pos = scan_clean_frames(arr, decoder.max_payload, lo, hi, CRC_TABLE, ftype, seq,
-                               t_us, offset, lengths)
-    # Payloads are copied out before the buffer is trimmed (a bytearray with a live
-    # numpy view cannot be resized).
-    payload = arr[:pos].copy()
-    del arr
-    fast = FastFrames(payload, ftype[:m], seq[:m], t_us[:m], offset[:m], lengths[:m])
+    m, ns, pos = scan_clean_frames(arr, decoder.max_payload, lo, hi, CRC_TABLE, ftype, seq,
+                                   t_us, offset, lengths, samples)
+    ftype, seq = ftype[:m], seq[:m]
+    is_sample = (ftype == wire.SAMPLE) & (lengths[:m] == wire.SAMPLE_LEN)
+    others = []
+    if ns < m:  # payloads of the other frames leave the buffer before it is trimmed
+        for i in np.flatnonzero(~is_sample).tolist():
+            a = int(offset[i])
+            others.append((i, wire.Frame(int(ftype[i]), int(seq[i]), int(t_us[i]),
+                                         bytes(arr[a:a + int(lengths[i])]))))
+    del arr  # a bytearray with a live numpy view cannot be resized
+    fast = FastFrames(t_us[:m], is_sample, seq[is_sample] if ns < m else seq,
+                      samples[:ns], others)
     if m:
         if decoder._skipping:
             decoder.resyncs += 1
             decoder._skipping = False
         if decoder.track_sequence:
-            _track_all(decoder, fast.seq)
+            if decoder._pending_jump is None and _consecutive(seq, decoder.last_seq):
+                decoder.last_seq = int(seq[-1])
+            else:
+                for s_ in seq.tolist():
+                    decoder._track(s_)
         decoder.frames_ok += m
         del buf[:pos]
     decoder.bytes_in -= len(data)  # feed() below counts them
@@ -138,42 +164,44 @@ def _bounds(max_payload: int):
     return b
 
 
-def _track_all(decoder: wire.FrameDecoder, seqs: np.ndarray) -> None:
-    """decoder._track(s) for every s, in order: vectorised when nothing jumps."""
-    if decoder._pending_jump is None and len(seqs):
-        first_ok = decoder.last_seq < 0 or ((int(seqs[0]) - decoder.last_seq - 1)
-                                            & 0xFFFF) == 0
-        if first_ok and not np.any((np.diff(seqs) - 1) & 0xFFFF):
-            decoder.last_seq = int(seqs[-1])
-            return
-    for s in seqs.tolist():
-        decoder._track(s)
-
-
 def split_fast(fast: FastFrames, rest: list, clock, host_time: float):
     """:func:`host.samples.split_frames` over the fast frames followed by ``rest``."""
-    from host.samples import SampleBlock, split_frames
+    from host.samples import SAMPLE_DTYPE, SampleBlock, split_frames
 
     if not len(fast):
         return split_frames(rest, clock, host_time)
-    t_rest = np.fromiter((f.t_us for f in rest), np.int64, len(rest))
-    times = clock.unwrap_array(np.concatenate([fast.t_us, t_rest]))
     m = len(fast)
-    is_sample = (fast.ftype == wire.SAMPLE) & (fast.length == wire.SAMPLE_LEN)
-    starts = fast.offset[is_sample]
-    payload = fast.buf[starts[:, None] + np.arange(wire.SAMPLE_LEN)].tobytes()
-    seqs = fast.seq[is_sample]
-    others = [(int(times[i]), fast.frame(i)) for i in np.flatnonzero(~is_sample)]
-    sample_times = times[:m][is_sample]
     if rest:
-        rest_sample = [f.frame_type == wire.SAMPLE and len(f.payload) == wire.SAMPLE_LEN
-                       for f in rest]
-        payload += b"".join([f.payload for f, s in zip(rest, rest_sample) if s])
-        seqs = np.concatenate([seqs, np.array([f.seq for f, s in zip(rest, rest_sample)
-                                               if s], np.int64)])
-        mask = np.fromiter(rest_sample, bool, len(rest))
-        sample_times = np.concatenate([sample_times, times[m:][mask]])
-        others += [(int(t), f) for t, f, s in zip(times[m:], rest, rest_sample) if not s]
-    block = SampleBlock.from_payloads(payload, seqs, sample_times,
-                                      np.full(len(seqs), host_time))
-    return block, others
+        t_rest = np.fromiter((f.t_us for f in rest), np.int64, len(rest))
+        times = clock.unwrap_array(np.concatenate([fast.t_us, t_rest]))
+    else:
+        times = clock.unwrap_array(fast.t_us)
+    others = [(int(times[i]), f) for i, f in fast.others]
+    rec = fast.samples.view(SAMPLE_DTYPE).reshape(-1)
+    seqs = fast.seq
+    sample_times = times[:m][fast.is_sample] if fast.others else times[:m]
+    if rest:
+        rest_block, rest_others = split_frames(rest, _Times(times[m:]), host_time)
+        n_rest = len(rest_block)
+        if n_rest:
+            rec = np.concatenate([rec, np.frombuffer(b"".join(
+                [f.payload for f in rest if f.frame_type == wire.SAMPLE
+                 and len(f.payload) == wire.SAMPLE_LEN]), SAMPLE_DTYPE)])
+            seqs = np.concatenate([seqs, rest_block.seq.astype(np.int64)])
+            sample_times = np.concatenate([sample_times, rest_block.t_us])
+        others += rest_others
+    return SampleBlock(
+        seq=seqs.astype(np.uint16), t_us=sample_times,
+        host_time=np.full(len(seqs), host_time), accel=rec["accel"].copy(),
+        loads=rec["loads"].copy(), encoder=rec["encoder"].copy(),
+        fresh=rec["fresh"].copy(), status=rec["status"].copy()), others
+
+
+class _Times:
+    """A stand-in clock for split_frames: the times are unwrapped already."""
+
+    def __init__(self, times):
+        self.times = times
+
+    def unwrap_array(self, _):
+        return self.times
