@@ -73,3 +73,24 @@ def test_fast_decoder_equals_the_python_decoder(seed, corrupt):
     if corrupt:
         c = ref_dec.counters()
         assert c["crc_errors"] and c["resyncs"] and c["seq_gaps"] and c["version_errors"]
+
+
+def test_unpaced_replay_joins_reads_without_changing_the_result():
+    """replay_bytes joins reads into larger pieces when unpaced and unobserved; with
+    an on_output observer it keeps every read: both give the same arrays."""
+    from calibration import calibration_for
+    from device.sim.virtual_walker import simulate_session_bytes
+    from host.models import load_default_model
+    from host.replay import replay_bytes
+
+    chunks = list(simulate_session_bytes("free", 3, 100, duration_s=240))
+    assert sum(len(d) for _, d in chunks) > 20 * (1 << 14)  # many joined pieces
+    model = load_default_model()
+    cal = calibration_for("SIM-0")
+    joined = replay_bytes(chunks, cal, model, rate_hz=100, _coalesce_bytes=1 << 14)
+    seen = []
+    per_read = replay_bytes(chunks, cal, model, rate_hz=100, on_output=seen.append)
+    assert len(seen) > 100 and joined.frames == per_read.frames > 20000
+    np.testing.assert_array_equal(joined.t_s, per_read.t_s)
+    np.testing.assert_array_equal(joined.features, per_read.features)
+    np.testing.assert_array_equal(joined.posterior, per_read.posterior)
