@@ -60,6 +60,7 @@ def train_small_model(folder: str) -> str:
     sessions = load_sessions(paths, "cop")
     model = HMMRecognizer().fit([s.X for s in sessions], [s.y for s in sessions],
                                 feature_set="cop")
+    model.sample_rate_hz_ = float(RATE_HZ)  # as `walkerlab train` records it
     return str(model.save(os.path.join(folder, "bench-model.npz")))
 
 
