@@ -113,8 +113,8 @@ def bench_redraw(frames: int = 1000, fps: float = 60.0, cases=((WINDOW_S, 100.0)
     classes = ("NTW", "ST", "WF", "TL", "TR", "WB", "RT", "SW", "GUR", "GDR")
     results = {}
     for window_s, rate in cases:
-        label, rows_spec, n_curves = "12 curves + ribbon, %g s at %g Hz" % (window_s, rate), \
-            rows, 12
+        label = "12 curves + ribbon, %g s at %g Hz" % (window_s, rate)
+        rows_spec, n_curves = rows, 12
         plots = LivePlots(rows=rows_spec)
         plots.resize(1100, 720)
         plots.show()
