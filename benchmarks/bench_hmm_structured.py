@@ -4,10 +4,14 @@ The default walker model's transitions stay with probability p and otherwise
 move uniformly; recognizers.modelling.chain detects that and runs O(K) steps.
 Both libraries get the same per-frame log-likelihoods (emission cost excluded,
 so this isolates the recursions) and the same sequences; hmmlearn's compiled
-kernels (``_hmmc.viterbi``, ``forward_log``, ``forward_scaling``) are called per
-sequence exactly as ``GaussianHMM.decode`` / ``score`` call them, and we report
-the faster of its log and scaling forward.  Timing: best of --repeats wall-clock
-runs after one warm-up.
+kernels (``_hmmc.viterbi``, ``forward_log``, ``forward_scaling``,
+``backward_scaling``, ``compute_scaling_xi_sum`` and their log versions) are
+called per sequence exactly as ``GaussianHMM.decode`` / ``score`` / one EM
+E-step call them, and we report the faster of its log and scaling variants.
+hmmlearn's scaling variants take likelihoods: the ``exp`` of the log-likelihoods
+(which ``GaussianHMM._compute_likelihood`` does) is timed with them, as ours does
+it inside its kernels.  Forward-backward = posteriors plus expected transition
+counts.  Timing: best of --repeats wall-clock runs after one warm-up.
 """
 import argparse
 import time
@@ -43,7 +47,6 @@ def run(K, kind, args, rng):
     assert (chain.persistence_structure(log_A) is not None) == (kind == "persistence")
     bounds = np.cumsum([0] + lengths)
     parts = [log_lik[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-    likes = [np.exp(p) for p in parts]
 
     def hl_vit():
         return [_hmmc.viterbi(pi, A, p) for p in parts]
@@ -52,7 +55,28 @@ def run(K, kind, args, rng):
         return sum(_hmmc.forward_log(pi, A, p)[0] for p in parts)
 
     def hl_scal():
-        return sum(_hmmc.forward_scaling(pi, A, q)[0] for q in likes)
+        return sum(_hmmc.forward_scaling(pi, A, np.exp(p))[0] for p in parts)
+
+    def hl_fb_scal():
+        out = []
+        for p in parts:
+            q = np.exp(p)
+            ll, fwd, scale = _hmmc.forward_scaling(pi, A, q)
+            bwd = _hmmc.backward_scaling(pi, A, q, scale)
+            post = fwd * bwd
+            post /= post.sum(axis=1, keepdims=True)
+            out.append((post, _hmmc.compute_scaling_xi_sum(fwd, A, bwd, q)))
+        return out
+
+    def hl_fb_log():
+        out = []
+        for p in parts:
+            ll, fwd = _hmmc.forward_log(pi, A, p)
+            bwd = _hmmc.backward_log(pi, A, p)
+            lp = fwd + bwd
+            lp -= np.logaddexp.reduce(lp, axis=1, keepdims=True)
+            out.append((np.exp(lp), np.exp(_hmmc.compute_log_xi_sum(fwd, A, bwd, p))))
+        return out
 
     ours_v = chain.viterbi(log_pi, log_A, log_lik, lengths)
     theirs_v = np.concatenate([r[1] for r in hl_vit()])
@@ -66,6 +90,15 @@ def run(K, kind, args, rng):
     o = best_of(lambda: chain.log_likelihood(log_pi, log_A, log_lik, lengths), args.repeats)
     h = min(best_of(hl_log, args.repeats), best_of(hl_scal, args.repeats))
     rows.append((kind, K, "score", o, h, "rel. diff %.1e" % rel))
+    sm = chain.smooth(log_pi, log_A, log_lik, lengths)
+    ref = hl_fb_scal()
+    post_diff = float(np.abs(sm.posterior - np.concatenate([r[0] for r in ref])).max())
+    xi_rel = float(np.abs(sm.trans_counts - sum(r[1] for r in ref)).max()
+                   / sm.trans_counts.max())
+    o = best_of(lambda: chain.smooth(log_pi, log_A, log_lik, lengths), args.repeats)
+    h = min(best_of(hl_fb_log, args.repeats), best_of(hl_fb_scal, args.repeats))
+    rows.append((kind, K, "forward-backward", o, h, "max |post diff| %.0e, counts rel. %.0e"
+                 % (post_diff, xi_rel)))
     return rows
 
 

@@ -145,7 +145,11 @@ class StreamDecoder:
         self.clock = DeviceClock()
 
     def feed(self, data: bytes, host_time: float):
-        return split_frames(self.frames.feed(data), self.clock, host_time)
+        # The compiled scan takes the clean frames; FrameDecoder the rest (issue 22).
+        from host.fast_decode import feed_fast, split_fast
+
+        fast, rest = feed_fast(self.frames, data)
+        return split_fast(fast, rest, self.clock, host_time)
 
     def counters(self) -> dict:
         return self.frames.counters()

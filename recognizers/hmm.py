@@ -134,18 +134,59 @@ def _accumulate_hard(sym, states, missing, counts):
                 counts[s, k, e] += 1.0
 
 
+_TINY_PROB = 1e-280  # below this the scaled step could have lost its dominant term
+
+
 @numba.njit(cache=True)
 def _hmm_frame(x, started, prev, out, edges, offsets, missing, log_table, log_pi, log_A,
                exp_A, colmax, sym, ll, scratch, post):
-    """One frame of the live filter: bin, look up, filter, exponentiate."""
+    """One frame of the live filter: bin, look up, filter; ``prev``/``out`` and
+    ``post`` hold the filtered posterior as probabilities.
+
+    The step runs in scaled probability space: ``out_j ∝ (sum_i prev_i exp_A[i, j])
+    exp(colmax_j + ll_j - max)``, K exps and no log per frame (the log-space step
+    took 3K exps and K logs: most of the filter's time in a replay, issue 22).  The
+    first frame, a normaliser below ``_TINY`` and evidence impossible in every state
+    go through the exact log-space step instead.
+    """
     _bin_row_into(x, edges, offsets, missing, sym)
     _emission_row_into(sym, log_table, ll)
+    k = out.shape[0]
     if started:
-        c = forward_step_into(prev, log_A, exp_A, colmax, ll, out, scratch)
+        m = -np.inf
+        for j in range(k):
+            v = colmax[j] + ll[j]
+            if v > m:
+                m = v
+        s = 0.0
+        if m > -np.inf:
+            for j in range(k):
+                out[j] = 0.0
+            for i in range(k):
+                p = prev[i]
+                if p == 0.0:
+                    continue
+                for j in range(k):
+                    out[j] += p * exp_A[i, j]
+            for j in range(k):
+                v = out[j] * np.exp(colmax[j] + ll[j] - m)
+                out[j] = v
+                s += v
+        if s > _TINY_PROB:
+            inv = 1.0 / s
+            for j in range(k):
+                out[j] *= inv
+                post[j] = out[j]
+            return 0.0
+        log_prev = np.empty(k)
+        for i in range(k):
+            log_prev[i] = np.log(prev[i]) if prev[i] > 0.0 else -np.inf
+        c = forward_step_into(log_prev, log_A, exp_A, colmax, ll, out, scratch)
     else:
         c = forward_init_into(log_pi, ll, out)
-    for j in range(post.shape[0]):
-        post[j] = np.exp(out[j])
+    for j in range(k):
+        out[j] = np.exp(out[j])
+        post[j] = out[j]
     return c
 
 

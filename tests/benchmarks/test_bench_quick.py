@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCHES = sorted((ROOT / "benchmarks").glob("bench_*.py"))
 
 # Benchmarks that have no --quick mode yet (issue 22, item 6); remove a name once it has one.
-NO_QUICK_YET = {"bench_gui.py"}
+NO_QUICK_YET: set[str] = set()
 
 
 @pytest.mark.slow

@@ -76,3 +76,51 @@ class _LeftClick:
 
     def accept(self):
         pass
+
+
+def test_peak_decimation_matches_brute_force_and_keeps_the_newest_samples():
+    rng = np.random.default_rng(3)
+    for n, step, phase in [(3000, 3, 0), (3001, 3, 2), (1000, 7, 5), (50, 4, 3)]:
+        x = np.arange(n) * 0.01
+        y = rng.normal(size=n)
+        y[n // 2] = np.nan  # a gap row stays a gap in its block
+        out = (np.empty(2 * n), np.empty(2 * n))
+        xs, ys = LivePlots._decimate(x, y, step, phase, out)
+        want_x, want_y = list(x[:phase]), list(y[:phase])
+        start = phase
+        while start + step <= n - 1:
+            block = y[start:start + step]
+            lo, hi = (np.nan, np.nan) if np.isnan(block).any() else (block.min(), block.max())
+            want_x += [x[start], x[start]]
+            want_y += [lo, hi]
+            start += step
+        want_x += list(x[start:])
+        want_y += list(y[start:])
+        np.testing.assert_array_equal(xs, want_x)
+        np.testing.assert_array_equal(ys, want_y)
+        assert xs[-1] == x[-1] and np.shares_memory(xs, out[0])  # newest sample, no alloc
+
+
+def test_decimated_columns_stay_put_as_the_window_scrolls(qtbot):
+    """Blocks align to the absolute sample index: one more sample leaves the drawn
+    min/max pairs of older blocks unchanged (no shimmer while scrolling)."""
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.resize(900, 600)
+    plots.show()
+    plots.set_window(30.0)
+    state = DisplayState()
+    t = np.arange(0, 60, 1 / 200)
+    chunk = _chunk(t)
+    state.append(DisplayChunk(t[:-1], chunk.values[:-1], chunk.posterior[:-1],
+                              chunk.classes, time.time(), n_samples=len(t) - 1))
+    plots.refresh(state)
+    x1, y1 = (a.copy() for a in plots.curves[0][0].getData())
+    state.append(DisplayChunk(t[-1:], chunk.values[-1:], chunk.posterior[-1:],
+                              chunk.classes, time.time(), n_samples=1))
+    plots.refresh(state)
+    x2, y2 = plots.curves[0][0].getData()
+    assert len(x1) < len(t) / 4 and x2[-1] == t[-1]
+    common = np.intersect1d(x1[x1 > x1[0] + 1], x2[x2 > x1[0] + 1])[:-4]
+    i1, i2 = np.searchsorted(x1, common), np.searchsorted(x2, common)
+    np.testing.assert_array_equal(y1[i1], y2[i2])
