@@ -144,13 +144,29 @@ def calibration_dir() -> pathlib.Path:
     return pathlib.Path(base) / "walkerlab" / "calibration"
 
 
+# Fallbacks for walkers with no stored file, as ``source(walker_id) -> calibration or
+# None``. The virtual walker registers its factory calibration here when the simulator
+# is loaded (device/sim/factory_calibration.py): calibration/ never imports the
+# simulator, and a real walker's constants never come from simulator code.
+_SOURCES: list = []
+
+
+def register_calibration_source(source) -> None:
+    """Consult ``source(walker_id)`` (returns a WalkerCalibration or None) for walkers
+    that have no stored calibration file, before falling back on nominal values."""
+    if source not in _SOURCES:
+        _SOURCES.append(source)
+
+
 def calibration_for(walker_id: str) -> WalkerCalibration:
-    """The stored calibration of a walker; else a virtual walker's factory calibration;
-    else nominal values (an uncalibrated walker)."""
+    """The stored calibration of a walker; else one from a registered source (a virtual
+    walker's factory calibration); else nominal values (an uncalibrated walker)."""
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in walker_id) or "walker"
     path = calibration_dir() / (safe + ".json")
     if path.exists():
         return WalkerCalibration.load(path)
-    from device.sim.factory_calibration import virtual_walker_calibration
-
-    return virtual_walker_calibration(walker_id) or WalkerCalibration(walker_id=walker_id)
+    for source in _SOURCES:
+        found = source(walker_id)
+        if found is not None:
+            return found
+    return WalkerCalibration(walker_id=walker_id)

@@ -130,7 +130,7 @@ VIDEO_EXTENSIONS = (".mp4", ".m4v", ".mov", ".mkv", ".avi")
 def cmd_render_video(args) -> int:
     import os
 
-    from host.annotate.test_media import render_recording_video
+    from host.annotate.simulated_video import render_recording_video
 
     try:
         width, height = (int(x) for x in args.size.lower().split("x"))
@@ -176,12 +176,13 @@ def cmd_monitor(args) -> int:
     if not args.headless:
         if _has_display() or sys.platform in ("win32", "darwin"):
             from host.gui.app import run_monitor
+            from host.workbench.app import open_workbench
 
             return run_monitor(port=args.port, model_path=args.model,
                                screenshot=args.screenshot, after_s=args.after,
                                course=args.course, seed=args.seed,
                                duration_s=args.duration, replay=args.replay,
-                               speed=args.speed)
+                               speed=args.speed, workbench_opener=open_workbench)
         if args.screenshot or args.replay:
             raise UserError("--%s needs a display (or QT_QPA_PLATFORM=offscreen)"
                             % ("screenshot" if args.screenshot else "replay"))

@@ -132,7 +132,7 @@ def check_label_sets(sessions) -> None:
     Codes all within one preset (exp1 or exp2) or identical sets are one label set;
     otherwise the codes would be merged silently, so ``--label-map`` must say how.
     """
-    from device.sim.activities import EXP1_CLASSES, EXP2_CLASSES
+    from domain.activities import EXP1_CLASSES, EXP2_CLASSES
 
     sets = [frozenset(np.unique(s.y).tolist()) for s in sessions]
     union = frozenset().union(*sets) if sets else frozenset()

@@ -13,6 +13,7 @@ walker's sensors (4 HX711 load cells, a seat accelerometer, a rear-wheel encoder
 """
 from .activities import (ACTIVITIES, ACTIVITY_NAMES, COURSES, DIFFICULTY, EXP1_CLASSES,
                          EXP2_CLASSES, EXP2_TRANSITIONS, Difficulty, course_segments)
+from . import factory_calibration  # noqa: F401  (registers the factory calibration)
 from .person import PersonSimulator, PhysicalChunk, SubjectProfile
 from .sensors import (WALKER_GEOMETRY, SimulatedSensors, WalkerGeometry,
                       WalkerHardwareTruth, default_truth)

@@ -1,14 +1,15 @@
 """The calibration a virtual walker ships with: its hardware ground truth.
 
 A real walker is calibrated with known masses; a virtual one's gains and offsets are
-known exactly, so it is "factory calibrated" with them. calibration.calibration_for()
-uses this for walker ids of the form SIM-<n> when no calibration file is stored.
+known exactly, so it is "factory calibrated" with them. Loading the simulator registers
+it with calibration.register_calibration_source, so calibration_for() finds it for
+walker ids of the form SIM-<n> when no calibration file is stored.
 """
 from __future__ import annotations
 
 import re
 
-from calibration import WalkerCalibration
+from calibration import WalkerCalibration, register_calibration_source
 
 from .sensors import WalkerHardwareTruth, default_truth
 
@@ -36,3 +37,6 @@ def virtual_walker_calibration(walker_id: str) -> WalkerCalibration | None:
     if match is None:
         return None
     return calibration_from_truth(default_truth(int(match.group(1))))
+
+
+register_calibration_source(virtual_walker_calibration)

@@ -3,6 +3,6 @@
 video.py (frame-accurate PyAV reading), sync.py (taps, anchors, clock fit),
 labels.py (label sets and edits), agreement.py, interchange.py (ELAN .eaf, CSV),
 session.py (recording + videos + tracks), window.py (Qt), app.py (entry point),
-test_media.py (synthetic video of simulated sessions). Label and sync writes go
+simulated_video.py (synthetic video of simulated sessions). Label and sync writes go
 through host/recording/labels.py. User guide: docs/annotator.md.
 """

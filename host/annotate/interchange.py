@@ -334,7 +334,7 @@ def import_labels(path, file, annotator: str, track: str | None = None,
 
 def _known_codes(label_set, existing_tracks) -> set[str]:
     """Codes an import may use: the label set's, else exp1/exp2's and the recording's."""
-    from device.sim.activities import EXP1_CLASSES, EXP2_CLASSES
+    from domain.activities import EXP1_CLASSES, EXP2_CLASSES
 
     if label_set is not None:
         return set(getattr(label_set, "classes", label_set))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from device.sim.activities import ACTIVITY_NAMES, EXP1_CLASSES, EXP2_CLASSES
+from domain.activities import ACTIVITY_NAMES, EXP1_CLASSES, EXP2_CLASSES
 from host.errors import UserError
 
 Segment = tuple[float, float, str]

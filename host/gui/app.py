@@ -61,8 +61,13 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def __init__(self, controller: MonitorController | None = None, settings=None,
                  redraw_hz: float = 30.0, restore_layout: bool = True,
-                 persist: bool = True) -> None:
+                 persist: bool = True, workbench_opener=None) -> None:
         super().__init__()
+        # How File > Training workbench opens it: given by whoever composes the two
+        # windows (the CLI, or the workbench itself). host.gui never imports
+        # host.workbench: the workbench builds on the monitor, not the reverse
+        # (import-linter contract in pyproject.toml).
+        self.workbench_opener = workbench_opener
         self.setWindowTitle("WalkerLab — live monitor")
         self.controller = controller or MonitorController()
         self.settings = settings if settings is not None else open_settings()
@@ -420,11 +425,13 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def open_workbench(self):
         """The training and evaluation workbench, loading its models into this monitor."""
-        from host.workbench.app import open_workbench
-
+        if self.workbench_opener is None:
+            self.statusBar().showMessage("The workbench is not available in this window; "
+                                         "run `walkerlab workbench`", 6000)
+            return None
         bench = getattr(self, "workbench", None)
         if bench is None or not bench.isVisible():
-            self.workbench = bench = open_workbench(monitor=self)
+            self.workbench = bench = self.workbench_opener(monitor=self)
         bench.raise_()
         bench.activateWindow()
         return bench
@@ -800,7 +807,7 @@ def run_monitor(port: str | None = None, model_path: str | None = None,
                 course: str = "free", seed: int | None = None,
                 duration_s: float | None = None,
                 theme: str | None = None, replay: str | None = None,
-                speed: float = 1.0) -> int:
+                speed: float = 1.0, workbench_opener=None) -> int:
     """Open the monitor window; returns the exit status.
 
     port: connect to it at once (default: the virtual walker if no USB serial device is
@@ -808,7 +815,8 @@ def run_monitor(port: str | None = None, model_path: str | None = None,
     screenshot/after_s: save a PNG of the window after that many seconds and quit
     (uses the default layout and does not touch saved settings). duration_s: quit after.
     theme: 'dark' or 'light' instead of the system's. replay: open this recording and
-    replay it at `speed` (1-20) instead of connecting.
+    replay it at `speed` (1-20) instead of connecting. workbench_opener: what File >
+    Training workbench calls (``host.workbench.app.open_workbench``; None hides it).
     """
     import weakref
 
@@ -838,7 +846,7 @@ def run_monitor(port: str | None = None, model_path: str | None = None,
         controller.open_replay(replay, speed)  # and for a file that is not a recording
     try:
         window = MainWindow(controller, restore_layout=not screenshot,
-                            persist=not screenshot)
+                            persist=not screenshot, workbench_opener=workbench_opener)
     except BaseException:
         controller.shutdown()
         raise

@@ -14,7 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 THEME_ENV = "WALKERLAB_THEME"
 
-# One fixed colour per activity code of device/sim/activities.py (thesis Tables 6.1-6.2),
+# One fixed colour per activity code of domain/activities.py (thesis Tables 6.1-6.2),
 # so a class keeps its colour across models, recordings and runs.
 ACTIVITY_COLORS = {
     "NTW": "#9d9d9d",  # not touching the walker: neutral grey

@@ -49,7 +49,7 @@ class RecordingInfo:
 def label_set_name(classes) -> str:
     """The presets (exp1, exp2) whose activities cover the labels ('exp1/exp2' when
     only activities both share occur), else 'N classes'."""
-    from device.sim.activities import EXP1_CLASSES, EXP2_CLASSES
+    from domain.activities import EXP1_CLASSES, EXP2_CLASSES
 
     used = set(classes)
     if not used:

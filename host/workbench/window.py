@@ -1167,7 +1167,8 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
         if monitor is None or not monitor.isVisible():
             from host.gui.app import MainWindow
 
-            monitor = MainWindow(persist=self.persist)
+            monitor = MainWindow(persist=self.persist,
+                                 workbench_opener=lambda monitor: self._adopt(monitor))
             monitor.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
             self._monitor_windows.append(monitor)
             monitor.destroyed.connect(lambda *_, m=monitor: self._forget_monitor(m))
@@ -1178,6 +1179,11 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
         monitor.raise_()
         monitor.activateWindow()
         return monitor
+
+    def _adopt(self, monitor):
+        """A monitor opened from here asks for a workbench: this one."""
+        self.monitor = monitor
+        return self
 
     def _forget_monitor(self, monitor) -> None:
         if monitor in self._monitor_windows:

@@ -10,7 +10,7 @@ from annotate_constants import DRIFT_PPM, FPS, OFFSET_S
 @pytest.fixture(scope="session")
 def media(tmp_path_factory):
     """(recording, video, clock) of a 240 s free-living session with two sync taps."""
-    from host.annotate.test_media import render_recording_video
+    from host.annotate.simulated_video import render_recording_video
     from host.simulate import simulate_to_files
 
     folder = tmp_path_factory.mktemp("annotate-media")
