@@ -162,6 +162,13 @@ class Difficulty:
     # Floor unevenness: share of the load that moves diagonally between legs
     # (invisible in TotalLoad/COP, visible in the individual load cells).
     floor_unevenness: float = 0.04
+    # Hands resting on the handles while "not touching the walker" (NTW): the share of
+    # NTW segments in which the subject lays their hands on the grips for part of the
+    # segment, next to the neighbouring activity (before getting up, after sitting
+    # down), with a light, drifting load (SubjectProfile.ntw_rest_load_fraction). The
+    # thesis' annotators still call it NTW, and its supervised HMM recognizes NTW only
+    # 62-73 % of the time (Tables 6.12, 6.13). 0 turns it off.
+    ntw_hand_rest_probability: float = 0.6
 
 
 DIFFICULTY = Difficulty()

@@ -86,6 +86,11 @@ class SubjectProfile:
     curb_tip_probability: float = 0.75  # tip the walker at curbs (else lift it whole)
     sway: float = 1.0  # postural sway, relative
     population: str = "older"
+    # Hands resting on the grips during NTW: light load (of body weight) and the seed
+    # of this subject's own NTW choices (which segments, how long), kept apart from the
+    # other random streams so turning the rest off changes nothing else.
+    ntw_rest_load_fraction: float = 0.02
+    ntw_rest_seed: int = 0
 
     @property
     def weight_n(self) -> float:
@@ -133,6 +138,9 @@ class SubjectProfile:
             curb_tip_probability=float(np.clip(0.75 + 0.25 * k * rng.standard_normal(), 0, 1)),
             sway=n(1.0, 0.4, 0.2, 2.5),
             population=population,
+            # Drawn last so every earlier draw (and so every existing subject) is unchanged.
+            ntw_rest_load_fraction=logn(0.02, 0.6, 0.004, 0.08),
+            ntw_rest_seed=int(rng.integers(2 ** 31)),
         )
 
 
@@ -229,6 +237,7 @@ class PersonSimulator:
             raise ValueError("physics_rate_hz must be >= 100, got %r" % (physics_rate_hz,))
         self.profile = profile
         self.rng = rng
+        self._rest_rng = np.random.default_rng(profile.ntw_rest_seed)  # NTW hand rests
         self.fs = float(physics_rate_hz)
         self.dt = 1.0 / self.fs
         self.difficulty = difficulty or DIFFICULTY
@@ -377,6 +386,18 @@ class PersonSimulator:
             self._curb_impulses(plan, code == "GUC")
         elif code == "SW":
             q["hands"] = p.weight_n * rng.uniform(0.0, 0.03)
+        elif code == "NTW":
+            # Hands resting on the grips for part of the segment, next to the
+            # neighbouring activity: at the end before getting up (first segment), at
+            # the start after sitting down. Own stream: other activities unchanged.
+            r = self._rest_rng
+            if dif.ntw_hand_rest_probability > 0 and r.random() < dif.ntw_hand_rest_probability:
+                share = r.uniform(0.4, 1.0)
+                if self._prev_code is None:
+                    q["rest"] = ((1 - share) * D, D)
+                else:
+                    q["rest"] = (0.0, share * D)
+                q["rest_load"] = p.weight_n * p.ntw_rest_load_fraction * r.uniform(0.6, 1.4)
         return plan
 
     def _curb_impulses(self, plan: _Plan, up: bool) -> None:
@@ -431,7 +452,12 @@ class PersonSimulator:
         stand_gx = p.lean + 0.006 * sway * ou["sway_gx"]
 
         if code == "NTW":
-            pass
+            if "rest" in q:  # hands resting on the grips: light, drifting load
+                a, b = q["rest"]
+                c = min(0.3, (b - a) / 3)  # hands land / lift over c seconds
+                rest = _ramp(tau, a, a + c) if a > 0 else 1.0 - _ramp(tau, b - c, b)
+                t.update(P=q["rest_load"] * (1 + 0.3 * var * ou["load"]) * rest,
+                         lat=stand_lat, gx=stand_gx)
         elif code == "ST":
             t.update(P=np.maximum(stand_load, 0.0), lat=stand_lat, gx=stand_gx,
                      v=0.01 * ou["fidget"])
