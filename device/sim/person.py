@@ -109,6 +109,8 @@ class SubjectProfile:
         n = lambda mean, sd, lo, hi: _clip_normal(rng, mean, sd, lo, hi, k)  # noqa: E731
         logn = lambda median, sigma, lo, hi: float(  # noqa: E731
             np.clip(median * math.exp(k * sigma * rng.standard_normal()), lo, hi))
+        child = rng.spawn(1)[0]
+        z, seed = float(child.standard_normal()), int(child.integers(2 ** 31))
         return cls(
             mass_kg=n(70.0 if old else 72.0, 13.0, 42.0, 120.0),
             speed_mps=n(0.55 if old else 0.95, 0.17 if old else 0.12, 0.2, 1.3),
@@ -138,9 +140,10 @@ class SubjectProfile:
             curb_tip_probability=float(np.clip(0.75 + 0.25 * k * rng.standard_normal(), 0, 1)),
             sway=n(1.0, 0.4, 0.2, 2.5),
             population=population,
-            # Drawn last so every earlier draw (and so every existing subject) is unchanged.
-            ntw_rest_load_fraction=logn(0.02, 0.6, 0.004, 0.08),
-            ntw_rest_seed=int(rng.integers(2 ** 31)),
+            # From a spawned child stream: rng's own stream (and so every draw made
+            # after this one, e.g. a course sharing rng) is unchanged.
+            ntw_rest_load_fraction=float(np.clip(0.02 * math.exp(k * 0.6 * z), 0.004, 0.08)),
+            ntw_rest_seed=seed,
         )
 
 

@@ -154,7 +154,6 @@ def test_not_touching_means_zero_user_load_and_a_still_walker(exp2_sessions, exp
         assert m.sum() > 1000
         # Hands may rest on the grips (light load), the walker never moves.
         assert np.abs(s.ch.leg_forces_n[m]).sum(axis=1).max() < 0.2 * s.profile.weight_n
-        assert np.abs(s.ch.frame_forces_n[m]).max() == 0.0
         assert np.abs(s.ch.speed_mps[m]).max() == 0.0
         np.testing.assert_allclose(s.ch.accel_mps2[m] - [0, 0, GRAVITY], 0.0, atol=1e-9)
 
