@@ -168,7 +168,7 @@ class Difficulty:
     # down), with a light, drifting load (SubjectProfile.ntw_rest_load_fraction). The
     # thesis' annotators still call it NTW, and its supervised HMM recognizes NTW only
     # 62-73 % of the time (Tables 6.12, 6.13). 0 turns it off.
-    ntw_hand_rest_probability: float = 0.6
+    ntw_hand_rest_probability: float = 0.8
 
 
 DIFFICULTY = Difficulty()

@@ -395,7 +395,7 @@ class PersonSimulator:
             # the start after sitting down. Own stream: other activities unchanged.
             r = self._rest_rng
             if dif.ntw_hand_rest_probability > 0 and r.random() < dif.ntw_hand_rest_probability:
-                share = r.uniform(0.4, 1.0)
+                share = r.uniform(0.5, 1.0)
                 if self._prev_code is None:
                     q["rest"] = ((1 - share) * D, D)
                 else:
