@@ -123,7 +123,9 @@ class Difficulty:
     blocks of subjects, 7 for exp1, 16 for exp2): load-cell features exp1 91 %,
     exp2 80 %; COP features exp1 94 %, exp2 83 %. With label_jitter_s = 0.5: exp1
     89 %, exp2 76 %. subject_variability is the strongest knob for exp2 (1.3 -> 75 %,
-    0.7 -> 85 %); label jitter and within_variability move exp1.
+    0.7 -> 85 %); label jitter and within_variability move exp1. NTW hand rests
+    (ntw_hand_rest_probability) move NTW toward the thesis' 45-73 % at a cost of about
+    one point of total; figures in docs/benchmarks.md.
     """
 
     # Between-subject spread of SubjectProfile.draw (1 = the documented spreads,
