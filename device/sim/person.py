@@ -86,6 +86,11 @@ class SubjectProfile:
     curb_tip_probability: float = 0.75  # tip the walker at curbs (else lift it whole)
     sway: float = 1.0  # postural sway, relative
     population: str = "older"
+    # Hands resting on the grips during NTW: light load (of body weight) and the seed
+    # of this subject's own NTW choices (which segments, how long), kept apart from the
+    # other random streams so turning the rest off changes nothing else.
+    ntw_rest_load_fraction: float = 0.02
+    ntw_rest_seed: int = 0
 
     @property
     def weight_n(self) -> float:
@@ -104,6 +109,8 @@ class SubjectProfile:
         n = lambda mean, sd, lo, hi: _clip_normal(rng, mean, sd, lo, hi, k)  # noqa: E731
         logn = lambda median, sigma, lo, hi: float(  # noqa: E731
             np.clip(median * math.exp(k * sigma * rng.standard_normal()), lo, hi))
+        child = rng.spawn(1)[0]
+        z, seed = float(child.standard_normal()), int(child.integers(2 ** 31))
         return cls(
             mass_kg=n(70.0 if old else 72.0, 13.0, 42.0, 120.0),
             speed_mps=n(0.55 if old else 0.95, 0.17 if old else 0.12, 0.2, 1.3),
@@ -133,6 +140,10 @@ class SubjectProfile:
             curb_tip_probability=float(np.clip(0.75 + 0.25 * k * rng.standard_normal(), 0, 1)),
             sway=n(1.0, 0.4, 0.2, 2.5),
             population=population,
+            # From a spawned child stream: rng's own stream (and so every draw made
+            # after this one, e.g. a course sharing rng) is unchanged.
+            ntw_rest_load_fraction=float(np.clip(0.02 * math.exp(k * 0.6 * z), 0.004, 0.08)),
+            ntw_rest_seed=seed,
         )
 
 
@@ -229,6 +240,7 @@ class PersonSimulator:
             raise ValueError("physics_rate_hz must be >= 100, got %r" % (physics_rate_hz,))
         self.profile = profile
         self.rng = rng
+        self._rest_rng = np.random.default_rng(profile.ntw_rest_seed)  # NTW hand rests
         self.fs = float(physics_rate_hz)
         self.dt = 1.0 / self.fs
         self.difficulty = difficulty or DIFFICULTY
@@ -377,6 +389,18 @@ class PersonSimulator:
             self._curb_impulses(plan, code == "GUC")
         elif code == "SW":
             q["hands"] = p.weight_n * rng.uniform(0.0, 0.03)
+        elif code == "NTW":
+            # Hands resting on the grips for part of the segment, next to the
+            # neighbouring activity: at the end before getting up (first segment), at
+            # the start after sitting down. Own stream: other activities unchanged.
+            r = self._rest_rng
+            if dif.ntw_hand_rest_probability > 0 and r.random() < dif.ntw_hand_rest_probability:
+                share = r.uniform(0.5, 1.0)
+                if self._prev_code is None:
+                    q["rest"] = ((1 - share) * D, D)
+                else:
+                    q["rest"] = (0.0, share * D)
+                q["rest_load"] = p.weight_n * p.ntw_rest_load_fraction * r.uniform(0.6, 1.4)
         return plan
 
     def _curb_impulses(self, plan: _Plan, up: bool) -> None:
@@ -431,7 +455,12 @@ class PersonSimulator:
         stand_gx = p.lean + 0.006 * sway * ou["sway_gx"]
 
         if code == "NTW":
-            pass
+            if "rest" in q:  # hands resting on the grips: light, drifting load
+                a, b = q["rest"]
+                c = min(0.3, (b - a) / 3)  # hands land / lift over c seconds
+                rest = _ramp(tau, a, a + c) if a > 0 else 1.0 - _ramp(tau, b - c, b)
+                t.update(P=q["rest_load"] * (1 + 0.3 * var * ou["load"]) * rest,
+                         lat=stand_lat, gx=stand_gx)
         elif code == "ST":
             t.update(P=np.maximum(stand_load, 0.0), lat=stand_lat, gx=stand_gx,
                      v=0.01 * ou["fidget"])

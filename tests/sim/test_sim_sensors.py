@@ -1,4 +1,5 @@
 """The simulated walker hardware (device/sim/sensors.py), as firmware sees it."""
+import dataclasses
 import itertools
 import math
 import time
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 
 from device.sim import activities as A
-from device.sim.activities import Difficulty
+from device.sim.activities import DIFFICULTY, Difficulty
 from device.sim.sensors import (ACCEL_MAX_COUNTS, GRAVITY, HX711_MAX_COUNTS,
                                 HX711_MIN_COUNTS, LABEL_JITTER_FACTOR,
                                 NOMINAL_LOAD_GAIN_COUNTS_PER_N, PIECE_S, WALKER_GEOMETRY,
@@ -134,7 +135,9 @@ def test_not_touching_reads_the_offsets_plus_noise():
 def test_load_cell_zero_drifts_slowly_when_enabled():
     truth = default_truth(1)
     truth.load_drift_counts = 8.0 * NOMINAL_LOAD_GAIN_COUNTS_PER_N  # exaggerated
-    s = SimulatedSensors("exp2", seed=9, truth=truth)  # starts and ends not touching
+    # starts and ends not touching (no hands resting on the grips in NTW)
+    no_rest = dataclasses.replace(DIFFICULTY, ntw_hand_rest_probability=0.0)
+    s = SimulatedSensors("exp2", seed=9, truth=truth, difficulty=no_rest)
     ntw = [[], []]
     for t, loads, _, _, label in _frames(s, 50.0):
         if label == "NTW" and None not in loads:
