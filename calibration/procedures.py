@@ -146,7 +146,7 @@ def accel_six_position(readings, max_sd_counts: float, cross_axis: bool = False)
     if cross_axis:
         values["accel_matrix_counts_per_g"] = m.tolist()
     return FitResult("accel: six-position" + (" with cross-axis" if cross_axis else ""),
-                     values, {"accel_bias_counts_g": (noise_g / math.sqrt(2)).tolist()},
+                     values, {"accel_bias_g": (noise_g / math.sqrt(2)).tolist()},
                      res_g.ravel().tolist(), "g")
 
 
@@ -157,7 +157,8 @@ def encoder_roll(ticks_left: float, ticks_right: float, distance_m: float,
     """Ticks per metre per wheel from a straight roll over a measured distance.
 
     Refuses a roll with no ticks, or with wheels differing by more than
-    max_wheel_difference (fraction): the roll was not straight or a wheel slipped."""
+    max_wheel_difference (fraction): the roll was not straight or a wheel slipped.
+    The one residual is half the distance one wheel rolled further than the other (m)."""
     if not distance_m > 0:
         raise CalibrationStepError("distance must be positive, got %r m" % (distance_m,))
     ticks = np.abs(np.array([ticks_left, ticks_right], dtype=np.float64))
