@@ -1,0 +1,195 @@
+"""Calibration procedures as pure functions of raw readings (no I/O, no simulator).
+
+A technician's step produces a block of raw counts; each function here checks the
+step (steady reading, mass detected, consistent positions), refuses a bad one with a
+CalibrationStepError naming the reason, and fits the constants with their residuals.
+`apply_*` folds a result into a WalkerCalibration (the stored, versioned JSON).
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import math
+
+import numpy as np
+
+from .walker_calibration import GRAVITY, CalibrationError, WalkerCalibration
+
+
+class CalibrationStepError(CalibrationError):
+    """A calibration step that cannot be used; the message says why and what to redo."""
+
+
+@dataclasses.dataclass
+class FitResult:
+    """Fitted constants, their standard errors and residuals of one procedure."""
+    procedure: str
+    values: dict
+    stderr: dict
+    residuals: list
+    residual_unit: str
+    date: str = dataclasses.field(
+        default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+
+    @property
+    def max_residual(self) -> float:
+        return float(np.max(np.abs(self.residuals))) if len(self.residuals) else 0.0
+
+
+def steady_mean(samples, max_sd: float, what: str = "reading") -> np.ndarray:
+    """Mean of a block of readings (n,) or (n, k); refuses an unsteady block.
+
+    max_sd: largest standard deviation (same units) accepted per channel."""
+    x = np.asarray(samples, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.shape[0] < 5:
+        raise CalibrationStepError("%s: too few samples (%d); hold still longer"
+                                   % (what, x.shape[0]))
+    if not np.all(np.isfinite(x)):
+        raise CalibrationStepError("%s: readings contain non-finite values" % what)
+    sd = x.std(axis=0, ddof=1)
+    worst = int(np.argmax(sd / max_sd))
+    if sd[worst] > max_sd:
+        raise CalibrationStepError(
+            "%s: unsteady reading on channel %d (sd %.1f > %.1f); keep the walker still"
+            % (what, worst, sd[worst], max_sd))
+    return x.mean(axis=0)
+
+
+# ---- load cells -----------------------------------------------------------------------
+
+def tare(load_counts, max_sd_counts: float) -> np.ndarray:
+    """Zero-load offsets (4,) from readings (n, 4) of the unloaded walker."""
+    return steady_mean(load_counts, max_sd_counts, "tare")
+
+
+def load_gains(offsets, steps, max_sd_counts: float, min_counts: float = 2000.0) -> FitResult:
+    """Gain per cell (counts/N) from known masses placed over single cells.
+
+    steps: list of (cell, mass_kg, readings (n, 4)). With several masses per cell the
+    gain is the least-squares slope through the tare (linearity check); residuals in N.
+    A mass whose cell rises less than min_counts, or which loads another cell more
+    than its own, is refused (mass not detected / wrong cell)."""
+    offsets = np.asarray(offsets, dtype=np.float64)
+    per_cell: dict[int, list[tuple[float, float]]] = {c: [] for c in range(4)}
+    for cell, mass_kg, readings in steps:
+        if cell not in per_cell:
+            raise CalibrationStepError("cell must be 0..3, got %r" % (cell,))
+        if not mass_kg > 0:
+            raise CalibrationStepError("mass must be positive, got %r kg" % (mass_kg,))
+        rise = steady_mean(readings, max_sd_counts, "cell %d, %.3g kg" % (cell, mass_kg)) - offsets
+        if abs(rise[cell]) < min_counts:
+            raise CalibrationStepError("cell %d, %.3g kg: mass not detected (rise %.0f counts)"
+                                       % (cell, mass_kg, rise[cell]))
+        other = int(np.argmax(np.abs(rise)))
+        if other != cell:
+            raise CalibrationStepError("cell %d, %.3g kg: cell %d rose more; is the mass over "
+                                       "the right cell?" % (cell, mass_kg, other))
+        per_cell[cell].append((mass_kg * GRAVITY, rise[cell]))
+    missing = [c for c, v in per_cell.items() if not v]
+    if missing:
+        raise CalibrationStepError("no mass placed over cell(s) %s" % missing)
+    gains, errs, residuals = [], [], []
+    for c in range(4):
+        f, r = np.array(per_cell[c]).T
+        g = float(f @ r / (f @ f))  # slope through the tare
+        res_n = (r - g * f) / g
+        gains.append(g)
+        dof = len(f) - 1
+        errs.append(float(math.sqrt(res_n @ res_n / dof / (f @ f)) * g) if dof else float("nan"))
+        residuals.extend(res_n.tolist())
+    return FitResult("load: tare + known masses per cell",
+                     {"load_offsets_counts": offsets.tolist(), "load_gains_counts_per_n": gains},
+                     {"load_gains_counts_per_n": errs}, residuals, "N")
+
+
+# ---- accelerometer --------------------------------------------------------------------
+
+# The six positions: each axis pointing up (+1 g) and down (-1 g).
+SIX_POSITIONS = [(0, 1), (0, -1), (1, 1), (1, -1), (2, 1), (2, -1)]
+
+
+def accel_six_position(readings, max_sd_counts: float, cross_axis: bool = False) -> FitResult:
+    """Bias (counts) and scale (counts/g) per axis from the six static positions.
+
+    readings: six blocks (n, 3), in SIX_POSITIONS order. Least squares of
+    counts = bias + M @ g_vec (M diagonal unless cross_axis). Residual in g.
+    A position whose dominant axis is not the expected one is refused."""
+    if len(readings) != 6:
+        raise CalibrationStepError("six positions are needed, got %d" % len(readings))
+    means = np.array([steady_mean(r, max_sd_counts, "position %d" % (i + 1))
+                      for i, r in enumerate(readings)])
+    g_vecs = np.zeros((6, 3))
+    for i, (axis, sign) in enumerate(SIX_POSITIONS):
+        g_vecs[i, axis] = sign
+    # Consistency: opposite positions must differ most on their own axis.
+    for axis in range(3):
+        diff = np.abs(means[2 * axis] - means[2 * axis + 1])
+        if int(np.argmax(diff)) != axis or means[2 * axis, axis] <= means[2 * axis + 1, axis]:
+            raise CalibrationStepError("positions %d/%d: axis %d did not turn up then down; "
+                                       "inconsistent positions" % (2 * axis + 1, 2 * axis + 2, axis))
+    design = np.hstack([np.ones((6, 1)), g_vecs])  # (6, 4)
+    coef, *_ = np.linalg.lstsq(design, means, rcond=None)  # (4, 3): bias row, M^T
+    bias, m = coef[0], coef[1:].T
+    fitted = design @ coef
+    if not cross_axis:
+        scale = np.diag(m).copy()
+        fitted = bias + g_vecs * scale
+        m = np.diag(scale)
+    res_g = (means - fitted) / np.diag(m)
+    # Six positions fit four parameters per axis exactly with cross terms; the residual
+    # then is zero, so the spread reported is the sample noise of the means.
+    noise_g = np.array([np.asarray(r, float).std(axis=0, ddof=1) / math.sqrt(len(r))
+                        for r in readings]).mean(axis=0) / np.diag(m)
+    values = {"accel_bias_counts": bias.tolist(), "accel_counts_per_g": np.diag(m).tolist()}
+    if cross_axis:
+        values["accel_matrix_counts_per_g"] = m.tolist()
+    return FitResult("accel: six-position" + (" with cross-axis" if cross_axis else ""),
+                     values, {"accel_bias_g": (noise_g / math.sqrt(2)).tolist()},
+                     res_g.ravel().tolist(), "g")
+
+
+# ---- encoders -------------------------------------------------------------------------
+
+def encoder_roll(ticks_left: float, ticks_right: float, distance_m: float,
+                 max_wheel_difference: float = 0.02) -> FitResult:
+    """Ticks per metre per wheel from a straight roll over a measured distance.
+
+    Refuses a roll with no ticks, or with wheels differing by more than
+    max_wheel_difference (fraction): the roll was not straight or a wheel slipped.
+    The one residual is half the distance one wheel rolled further than the other (m)."""
+    if not distance_m > 0:
+        raise CalibrationStepError("distance must be positive, got %r m" % (distance_m,))
+    ticks = np.abs(np.array([ticks_left, ticks_right], dtype=np.float64))
+    if np.any(ticks < 10):
+        raise CalibrationStepError("encoder roll: a wheel did not turn (ticks %s)" % ticks.tolist())
+    diff = abs(ticks[0] - ticks[1]) / ticks.mean()
+    if diff > max_wheel_difference:
+        raise CalibrationStepError("encoder roll: wheels differ by %.1f %% (> %.1f %%); roll "
+                                   "straight and again" % (100 * diff, 100 * max_wheel_difference))
+    per_m = ticks / distance_m
+    return FitResult("encoder: measured roll", {"ticks_per_m": per_m.tolist(),
+                                                "wheel_difference": float(diff)},
+                     {"ticks_per_m": [1.0 / distance_m] * 2},  # +-1 tick quantisation
+                     [float((ticks[0] - ticks[1]) / 2 / per_m.mean())], "m")
+
+
+# ---- into the stored calibration ------------------------------------------------------
+
+def apply(calibration: WalkerCalibration, result: FitResult) -> WalkerCalibration:
+    """A new WalkerCalibration with `result`'s constants; the original is unchanged."""
+    new = dataclasses.replace(calibration)
+    v = result.values
+    if "load_gains_counts_per_n" in v:
+        new.load_offsets_counts = list(v["load_offsets_counts"])
+        new.load_gains_counts_per_n = list(v["load_gains_counts_per_n"])
+    if "accel_bias_counts" in v:
+        new.accel_bias_counts = list(v["accel_bias_counts"])
+        new.accel_counts_per_g = list(v["accel_counts_per_g"])
+    if "ticks_per_m" in v:
+        # The stored form is ticks/rev and diameter; keep ticks/rev, fit the diameter.
+        per_m = float(np.mean(v["ticks_per_m"]))
+        new.wheel_diameter_m = new.encoder_ticks_per_rev / (math.pi * per_m)
+    new.source = "%s (%s)" % (result.procedure, result.date)
+    return new.validate()
