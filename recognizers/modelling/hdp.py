@@ -48,6 +48,9 @@ class HDP(TransformerMixin, BaseEstimator):
         warm-up, digest P9).
     learning_offset, learning_decay : tau0 and kappa of the online learning rate.
     total_samples : corpus size D the online updates scale a mini-batch to.
+    merge : batch only: when the bound has converged, try merging near-duplicate
+        topics and keep a merge only if the bound rises, then continue (monotone).
+    n_merge_tries : candidate pairs (most similar first) tried at each convergence.
     sort_topics : online only: reorder the topics by size after each update (as
         Wang et al.'s code), so the truncated stick keeps the big topics first.
     random_state : int, RandomState-like seed or None.
@@ -76,6 +79,8 @@ class HDP(TransformerMixin, BaseEstimator):
         "learning_decay": [Interval(Real, 0.5, 1.0, closed="right")],
         "total_samples": [Interval(Real, 0, None, closed="neither")],
         "sort_topics": ["boolean"],
+        "merge": ["boolean"],
+        "n_merge_tries": [Interval(Integral, 0, None, closed="left")],
         "random_state": ["random_state"],
     }
 
@@ -83,7 +88,7 @@ class HDP(TransformerMixin, BaseEstimator):
                  doc_concentration=1.0, topic_word_prior=0.01, max_iter=100, tol=1e-5,
                  max_doc_iter=100, doc_tol=1e-6, n_warm=3, learning_offset=1.0,
                  learning_decay=0.6, total_samples=1e4, sort_topics=True,
-                 random_state=None):
+                 merge=True, n_merge_tries=3, random_state=None):
         self.n_components = n_components
         self.doc_truncation = doc_truncation
         self.corpus_concentration = corpus_concentration
@@ -98,6 +103,8 @@ class HDP(TransformerMixin, BaseEstimator):
         self.learning_decay = learning_decay
         self.total_samples = total_samples
         self.sort_topics = sort_topics
+        self.merge = merge
+        self.n_merge_tries = n_merge_tries
         self.random_state = random_state
 
     # ---- state ----------------------------------------------------------------------
@@ -174,12 +181,49 @@ class HDP(TransformerMixin, BaseEstimator):
             # re-evaluate at the new ones with one more (monotone) sweep next round.
             bounds.append(self._bound(M, varphi, zeta))
             if len(bounds) > 1 and abs(bounds[-1] - bounds[-2]) <= self.tol * abs(bounds[-2]):
-                break
+                if not (self.merge and self._merge_moves(M, varphi, zeta, bounds)):
+                    break
         self.bound_ = np.asarray(bounds)
         self.n_iter_ = len(bounds)
         self.n_documents_seen_ = M.shape[0]
         self.n_topics_used_ = sticks.n_used(self.topic_counts_, 0.01)
         return self
+
+    def _merge_moves(self, M, varphi, zeta, bounds) -> bool:
+        """Merge duplicate topics where that raises the bound (Bryant & Sudderth 2012).
+
+        Coordinate ascent splits a true topic into near-copies it cannot rejoin; a
+        merge moves all of topic l's doc-level mass (varphi[..., l]) onto topic k and
+        is kept only if the full bound, after three sweeps in the merged state, beats the last one,
+        so ``bound_`` stays monotone.  Candidates: used topic pairs by cosine
+        similarity of their word distributions.  Returns whether any merge was kept.
+        """
+        used = np.flatnonzero(self.topic_counts_ >= 0.01 * self.topic_counts_.sum())
+        tw = self.topic_word_[used]
+        tw = tw / np.linalg.norm(tw, axis=1, keepdims=True)
+        sim = tw @ tw.T
+        pairs = [(sim[i, j], used[i], used[j]) for i in range(len(used))
+                 for j in range(i + 1, len(used)) if sim[i, j] > 0.3]
+        merged = False
+        for _, k, l in sorted(pairs, reverse=True)[:self.n_merge_tries]:
+            saved = (varphi.copy(), zeta.copy(), self.components_, self._doc_sticks,
+                     self.topic_counts_, self.stick_a_, self.stick_b_)
+            varphi[:, :, k] += varphi[:, :, l]
+            varphi[:, :, l] = 0.0
+            self._set_globals(*corpus_statistics(M, varphi, zeta))
+            # a few sweeps let the documents settle into the merged topic
+            for _ in range(3):
+                sstats, counts, _ = self._estep(M, varphi, zeta, False)
+                self._set_globals(sstats, counts)
+            new = self._bound(M, varphi, zeta)
+            if new > bounds[-1]:
+                bounds.append(new)
+                merged = True
+                break  # topic indices and similarities changed; converge, then retry
+            varphi[...], zeta[...] = saved[0], saved[1]
+            (self.components_, self._doc_sticks, self.topic_counts_, self.stick_a_,
+             self.stick_b_) = saved[2:]
+        return merged
 
     def _bound(self, M, varphi, zeta) -> float:
         """The full bound at the current globals and the given document factors."""
@@ -256,6 +300,17 @@ class HDP(TransformerMixin, BaseEstimator):
         self._check_X(X)
         prior = np.maximum(self.doc_concentration * self.topic_weights_, 1e-10)
         return heldout_perplexity(self.topic_word_, prior, X, random_state=0)
+
+
+def corpus_statistics(M, varphi, zeta) -> tuple[np.ndarray, np.ndarray]:
+    """``(sstats (K, W), counts (K,))`` of the corpus update from the document factors:
+    ``sum_e n_e sum_t zeta_et varphi_tk [w_e = w]`` and ``sum_d sum_t varphi_dtk``."""
+    D, T, K = varphi.shape
+    rows = np.repeat(np.arange(D), np.diff(M.indptr))
+    per_entry = np.einsum("et,etk->ek", zeta, varphi[rows]) * M.data[:, None]
+    sstats = np.zeros((K, M.shape[1]))
+    np.add.at(sstats.T, M.indices, per_entry)
+    return sstats, varphi.sum((0, 1))
 
 
 def topic_frequencies(M, varphi, zeta) -> np.ndarray:
