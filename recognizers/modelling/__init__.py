@@ -16,6 +16,7 @@ from recognizers.modelling.chain import (
 from recognizers.modelling.harmonium import BayesianHarmonium, Harmonium
 from recognizers.modelling.hcrf import HCRFClassifier
 from recognizers.modelling.hcrf_core import block_transitions, class_log_partitions, hcrf_nll
+from recognizers.modelling.hdp import HDP
 from recognizers.modelling.lda import LDA
 from recognizers.modelling.lm2gp import LM2GP
 from recognizers.modelling.matching import hungarian_error
@@ -25,6 +26,7 @@ from recognizers.modelling.sbhmm import StickBreakingHMM
 __all__ = [
     "BayesianHarmonium",
     "Harmonium",
+    "HDP",
     "LDA",
     "LM2GP",
     "StickBreakingHMM",
