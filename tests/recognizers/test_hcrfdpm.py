@@ -174,3 +174,28 @@ def test_encode_signed_and_refusals():
         HCRFDPM().fit([np.ones((3, 2))], [0, 1])
     with pytest.raises(ValueError, match="n_states"):
         HCRFDPM(n_states=1).fit([np.ones((3, 2))] * 2, [0, 1])
+
+
+def test_sequence_lists_work_in_pipelines():
+    # fit(sequences, labels) as the API: a list of (T_i, d) arrays passes
+    # through a Pipeline step that encodes signed features, for both classifiers.
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from recognizers.modelling.hcrf import HCRFClassifier
+
+    rng = np.random.default_rng(2)
+    X, y = _hmm_pair(rng, 16, T=8)
+    raw = [x[:, :1] - x[:, 1:2] for x in X]          # back to the signed value
+    for est in (HCRFDPM(n_states=3, n_restarts=1, n_outer=1, max_var_iter=5,
+                        max_grad_iter=20, random_state=0),
+                HCRFClassifier(n_hidden=2, max_iter=30, random_state=0)):
+        pipe = make_pipeline(FunctionTransformer(encode_signed), est)
+        pipe.fit(raw, y)
+        assert pipe.predict(raw).shape == (16,)
+        assert clone(pipe).get_params()["steps"][1][1].get_params() == est.get_params()
+    # list input and concatenated input with lengths give the same model
+    a = HCRFClassifier(n_hidden=2, max_iter=20, random_state=0).fit(X, y)
+    b = HCRFClassifier(n_hidden=2, max_iter=20, random_state=0).fit(
+        np.vstack(X), y, [len(x) for x in X])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
