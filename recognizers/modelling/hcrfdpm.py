@@ -139,7 +139,12 @@ class HCRFDPM(ClassifierMixin, BaseEstimator):
         # Small perturbation of the prior breaks the symmetry between the states.
         taus = tuple((a * rng.uniform(0.9, 1.1, a.shape), b * rng.uniform(0.9, 1.1, b.shape))
                      for a, b in taus)
-        nll, n_iter = np.inf, 0
+        # theta first, under equal stick weights (log 1/L): under the truncated prior
+        # (alpha = 100) the last piece holds ~all the mass, every frame sits in that
+        # one state for every label and the gradient vanishes there (a saddle; P11
+        # leaves initialisation open). Then (sticks, theta) n_outer times.
+        El = core.uniform_logs(d, C, L)
+        params, nll, n_iter = self._phase2(F, lengths, yi, params, El)
         for _ in range(int(self.n_outer)):
             taus, alphas = self._phase1(F, lengths, yi, params, taus, alphas)
             El = core.expected_logs(taus, C)

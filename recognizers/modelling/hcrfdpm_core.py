@@ -141,3 +141,9 @@ def prior_taus(n_features, n_classes, L, alphas):
     return ((np.ones((n_features, L - 1)), np.full((n_features, L - 1), float(ax))),
             (np.ones((n_classes, L - 1)), np.full((n_classes, L - 1), float(ay))),
             (np.ones((L, L * n_classes - 1)), np.full((L, L * n_classes - 1), float(ae))))
+
+
+def uniform_logs(n_features, n_classes, L):
+    """El of equal stick weights (1/L per state, 1/(L C) per edge piece): a neutral start."""
+    return (np.full((L, n_features), -np.log(L)), np.full((L, n_classes), -np.log(L)),
+            np.full((n_classes, L, L), -np.log(L * n_classes)))
