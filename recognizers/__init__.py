@@ -31,6 +31,7 @@ from recognizers.base import (
     register_recognizer,
 )
 from recognizers.crf import CRFRecognizer, LinearChainCRF
+from recognizers.hcrf_dpm import HCRFDPMRecognizer
 from recognizers.discretize import EqualFrequencyDiscretizer
 from recognizers.evaluation import (
     TransitionCounts,
@@ -62,6 +63,7 @@ __all__ = [
     "NotFittedError",
     "Recognizer",
     "RecognizerTags",
+    "HCRFDPMRecognizer",
     "check_is_fitted",
     "clone",
     "get_recognizer_class",

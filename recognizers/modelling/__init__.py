@@ -17,6 +17,7 @@ from recognizers.modelling.harmonium import BayesianHarmonium, Harmonium
 from recognizers.modelling.hcrf import HCRFClassifier
 from recognizers.modelling.hcrf_core import block_transitions, class_log_partitions, hcrf_nll
 from recognizers.modelling.hdp import HDP
+from recognizers.modelling.hcrfdpm import HCRFDPM, encode_signed
 from recognizers.modelling.lda import LDA
 from recognizers.modelling.lm2gp import LM2GP
 from recognizers.modelling.matching import hungarian_error
@@ -48,4 +49,6 @@ __all__ = [
     "block_transitions",
     "class_log_partitions",
     "hcrf_nll",
+    "HCRFDPM",
+    "encode_signed",
 ]

@@ -8,11 +8,34 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from . import hcrf_core
 
 
+def as_sequences(X, lengths=None):
+    """(F, lengths) from a list of (T_i, d) arrays, or from concatenated X plus lengths."""
+    if isinstance(X, (list, tuple)):
+        if lengths is not None:
+            raise ValueError("give either a list of sequences or X with lengths, not both")
+        if len(X) == 0:
+            raise ValueError("no sequences given")
+        seqs = [np.asarray(x, dtype=np.float64) for x in X]
+        if any(s.ndim != 2 or s.shape[0] < 1 for s in seqs):
+            raise ValueError("each sequence must be a non-empty 2-D array (T_i, n_features)")
+        if len({s.shape[1] for s in seqs}) != 1:
+            raise ValueError("all sequences must have the same number of features")
+        return np.ascontiguousarray(np.vstack(seqs)), np.array([len(s) for s in seqs])
+    F = np.ascontiguousarray(X, dtype=np.float64)
+    if F.ndim != 2:
+        raise ValueError("X must be a list of (T_i, d) sequences or a 2-D array with lengths")
+    lengths = np.asarray([F.shape[0]] if lengths is None else lengths, dtype=np.int64)
+    if lengths.min() < 1 or lengths.sum() != F.shape[0]:
+        raise ValueError("lengths must be positive and sum to len(X)")
+    return F, lengths
+
+
 class HCRFClassifier(ClassifierMixin, BaseEstimator):
     """Hidden-state CRF: one label per sequence, ``n_hidden`` hidden states per class.
 
-    ``fit(X, y, lengths)``: X (T, D) concatenated frames, y (N,) one label per
-    sequence, lengths (N,). Trained by L-BFGS on the L2-penalised conditional
+    ``fit(X, y)`` with X a list of (T_i, D) sequences (so ``clone`` and
+    ``Pipeline`` work), or ``fit(X, y, lengths)`` with X (T, D) concatenated frames;
+    y (N,) one label per sequence. Trained by L-BFGS on the L2-penalised conditional
     log-likelihood (penalty ``alpha / 2 * ||theta||^2``).
     """
 
@@ -24,13 +47,7 @@ class HCRFClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def _check(self, X, lengths):
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError("X must be 2-D (n_frames, n_features)")
-        lengths = np.asarray([X.shape[0]] if lengths is None else lengths, dtype=np.int64)
-        if lengths.min() < 1 or lengths.sum() != X.shape[0]:
-            raise ValueError("lengths must be positive and sum to len(X)")
-        return X, lengths
+        return as_sequences(X, lengths)
 
     def _unpack(self, theta, D, S):
         W = theta[:D * S].reshape(D, S)

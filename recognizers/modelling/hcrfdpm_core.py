@@ -1,0 +1,149 @@
+"""HCRF-DPM cores (paper 000, with the digest's fixes P1-P13): functions of arrays.
+
+Hidden states h_1..h_L are shared by every label (truncation L). With nonnegative
+features f and weights theta >= 0, the log-potential of label y and path s is (eq. 5)
+
+    sum_t [ sum_i theta_x[k,i] f_t(i) El_x[k,i] + theta_y[k,y] El_y[k,y] ]_{k=s_t}
+    + sum_{t>=2} theta_e[y, s_{t-1}, s_t] El_e[y, s_{t-1}, s_t]
+
+with El = E_q[log pi] of the stick weights (phase 1). Shapes:
+theta_x, El_x (L, d); theta_y, El_y (L, C); theta_e, El_e (C, L, L) indexed
+[y, previous, next]. The edge stick of previous state k' runs over the pieces
+mu = k * C + y (state-major, digest P6); :func:`edge_el` maps it to (C, L, L).
+Chain inference is :mod:`recognizers.modelling.chain` (log space, numba).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import chain, sticks
+
+
+def edge_el(el_pieces, n_classes):
+    """(L, L*C) E[log pi_e] along each previous state's stick -> (C, L, L) [y, k', k]."""
+    L = el_pieces.shape[0]
+    return el_pieces.reshape(L, L, n_classes).transpose(2, 0, 1).copy()
+
+
+def label_scores(F, theta_x, theta_y, theta_e, El_x, El_y, El_e, y):
+    """Node (T, L) and edge (L, L) log-potentials of label y (eq. 5 / 31)."""
+    U = F @ (theta_x * El_x).T + (theta_y[:, y] * El_y[:, y])[None, :]
+    A = theta_e[y] * El_e[y]
+    return np.ascontiguousarray(U), np.ascontiguousarray(A)
+
+
+def _zeros(L):
+    return np.zeros(L)
+
+
+def label_log_partitions(F, lengths, params, El):
+    """(N, C) log Z_y(x_n) for every sequence and label."""
+    theta_x, theta_y, theta_e = params
+    C = theta_y.shape[1]
+    offsets = chain.lengths_to_offsets(F.shape[0], lengths)
+    out = np.empty((len(offsets) - 1, C))
+    for y in range(C):
+        U, A = label_scores(F, theta_x, theta_y, theta_e, *El, y)
+        z = _zeros(U.shape[1])
+        for n in range(len(offsets) - 1):
+            out[n, y] = chain.log_likelihood(z, A, U[offsets[n]:offsets[n + 1]])
+    return out
+
+
+def _lse_rows(M):
+    m = M.max(axis=1, keepdims=True)
+    return (m + np.log(np.exp(M - m).sum(axis=1, keepdims=True)))[:, 0]
+
+
+def predict_log_proba(F, lengths, params, El):
+    """(N, C) log p(y | x_n) (digest 000-3)."""
+    Z = label_log_partitions(F, lengths, params, El)
+    return Z - _lse_rows(Z)[:, None]
+
+
+def label_statistics(F, lengths, params, El, weights):
+    """Weighted chain statistics per label.
+
+    weights : (N, C) weight of (sequence n, label y). Returns
+    (G, XI, logZ) with G (C, T, L) = weights * p(s_t | y, x_n) per frame,
+    XI (C, L, L) = sum_n weights[n, y] sum_t xi_t(k', k | y, x_n), and logZ (N, C).
+    """
+    theta_x, theta_y, theta_e = params
+    C, L = theta_y.shape[1], theta_y.shape[0]
+    offsets = chain.lengths_to_offsets(F.shape[0], lengths)
+    N = len(offsets) - 1
+    G = np.zeros((C, F.shape[0], L))
+    XI = np.zeros((C, L, L))
+    logZ = np.empty((N, C))
+    z = _zeros(L)
+    for y in range(C):
+        U, A = label_scores(F, theta_x, theta_y, theta_e, *El, y)
+        for n in range(N):
+            a, b = offsets[n], offsets[n + 1]
+            r = chain.smooth(z, A, U[a:b])
+            logZ[n, y] = r.loglik
+            w = weights[n, y]
+            if w != 0.0:
+                G[y, a:b] = w * r.posterior
+                XI[y] += w * r.trans_counts
+    return G, XI, logZ
+
+
+def nll_and_grad(F, lengths, y, params, El):
+    """Negative conditional log-likelihood sum_n log Z(x_n) - log Z_{y_n}(x_n) and its
+    gradient in (theta_x, theta_y, theta_e), with the label-owned terms of eqs. 33-34
+    restricted to their own label (digest P4)."""
+    theta_x, theta_y, theta_e = params
+    El_x, El_y, El_e = El
+    C = theta_y.shape[1]
+    N = len(lengths)
+    Z = label_log_partitions(F, lengths, params, El)
+    logp = Z - _lse_rows(Z)[:, None]
+    nll = -float(logp[np.arange(N), y].sum())
+    # d nll / d score = E_free - E_clamped: weight p(y'|x) - [y_n = y'].
+    W = np.exp(logp)
+    W[np.arange(N), y] -= 1.0
+    G, XI, _ = label_statistics(F, lengths, params, El, W)
+    Gs = G.sum(axis=0)                                  # (T, L)
+    d_x = (Gs.T @ F) * El_x                             # (L, d)
+    d_y = G.sum(axis=1).T * El_y                        # (L, C)
+    d_e = XI * El_e                                     # (C, L, L)
+    return nll, (d_x, d_y, d_e)
+
+
+def stick_counts(F, lengths, params, G, XI):
+    """theta-weighted expected counts for the three stick families (digest step 3, P2).
+
+    G (C, T, L), XI (C, L, L) weighted chain statistics (clamped: weights = one-hot y_n).
+    Returns counts_x (d, L), counts_y (C, L), counts_e (L, L*C) (pieces mu = k*C + y).
+    """
+    theta_x, theta_y, theta_e = params
+    C, L = theta_y.shape[1], theta_y.shape[0]
+    Gs = G.sum(axis=0)
+    cx = (Gs.T @ F) * theta_x                           # (L, d)
+    cy = G.sum(axis=1).T * theta_y                      # (L, C)
+    ce = XI * theta_e                                   # (C, L, L) [y, k', k]
+    return cx.T.copy(), cy.T.copy(), ce.transpose(1, 2, 0).reshape(L, L * C).copy()
+
+
+def expected_logs(taus, n_classes):
+    """El_x (L, d), El_y (L, C), El_e (C, L, L) from Beta parameters ((a, b) per family)."""
+    (ax, bx), (ay, by), (ae, be) = taus
+    El_x = sticks.expected_log_weights(ax, bx).T.copy()
+    El_y = sticks.expected_log_weights(ay, by).T.copy()
+    El_e = edge_el(sticks.expected_log_weights(ae, be), n_classes)
+    return El_x, El_y, El_e
+
+
+def prior_taus(n_features, n_classes, L, alphas):
+    """Beta parameters of the prior (a = 1, b = alpha) for every stick, truncated at L."""
+    ax, ay, ae = alphas
+    return ((np.ones((n_features, L - 1)), np.full((n_features, L - 1), float(ax))),
+            (np.ones((n_classes, L - 1)), np.full((n_classes, L - 1), float(ay))),
+            (np.ones((L, L * n_classes - 1)), np.full((L, L * n_classes - 1), float(ae))))
+
+
+def uniform_logs(n_features, n_classes, L):
+    """El of equal stick weights (1/L per state, 1/(L C) per edge piece): a neutral start."""
+    return (np.full((L, n_features), -np.log(L)), np.full((L, n_classes), -np.log(L)),
+            np.full((n_classes, L, L), -np.log(L * n_classes)))

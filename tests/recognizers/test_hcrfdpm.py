@@ -1,0 +1,201 @@
+"""HCRF-DPM (paper 000): partitions, marginals, gradients and stick counts against
+brute-force enumeration; the theta = 1 special case (IHCRF eq. 17); the estimator."""
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from recognizers.modelling import hcrfdpm_core as core
+from recognizers.modelling import sticks
+from recognizers.modelling.hcrfdpm import HCRFDPM, encode_signed
+
+L, C, D = 3, 2, 2
+
+
+@pytest.fixture
+def problem():
+    rng = np.random.default_rng(3)
+    lengths = np.array([4, 5, 2])
+    F = rng.uniform(0, 2, size=(lengths.sum(), D))
+    params = (rng.uniform(0, 1, (L, D)), rng.uniform(0, 1, (L, C)), rng.uniform(0, 1, (C, L, L)))
+    taus = tuple((rng.uniform(0.5, 3, a.shape), rng.uniform(0.5, 3, b.shape))
+                 for a, b in core.prior_taus(D, C, L, (2.0, 2.0, 2.0)))
+    El = core.expected_logs(taus, C)
+    return F, lengths, np.array([0, 1, 1]), params, El, taus
+
+
+def path_score(Fn, params, El, y, path):
+    """Eq. 5 written out term by term, with the edge stick read in state-major order."""
+    (tx, ty, te), (ex, ey, ee) = params, El
+    s = sum(tx[k, i] * Fn[t, i] * ex[k, i] for t, k in enumerate(path) for i in range(D))
+    s += sum(ty[k, y] * ey[k, y] for k in path)
+    s += sum(te[y, path[t - 1], path[t]] * ee[y, path[t - 1], path[t]] for t in range(1, len(path)))
+    return s
+
+
+def enumerate_seq(Fn, params, El, y):
+    paths = list(itertools.product(range(L), repeat=len(Fn)))
+    sc = np.array([path_score(Fn, params, El, y, p) for p in paths])
+    return paths, sc, np.logaddexp.reduce(sc)
+
+
+def seqs(F, lengths):
+    o = np.r_[0, np.cumsum(lengths)]
+    return [F[o[n]:o[n + 1]] for n in range(len(lengths))]
+
+
+def test_partitions_and_marginals_match_enumeration(problem):
+    F, lengths, y, params, El, _ = problem
+    W = np.random.default_rng(0).uniform(size=(len(lengths), C))
+    G, XI, logZ = core.label_statistics(F, lengths, params, El, W)
+    np.testing.assert_allclose(core.label_log_partitions(F, lengths, params, El), logZ)
+    o = np.r_[0, np.cumsum(lengths)]
+    XI_want = np.zeros((C, L, L))
+    for n, Fn in enumerate(seqs(F, lengths)):
+        for c in range(C):
+            paths, sc, lz = enumerate_seq(Fn, params, El, c)
+            assert logZ[n, c] == pytest.approx(lz, rel=1e-10)
+            p = np.exp(sc - lz)
+            g = np.zeros((len(Fn), L))
+            for pr, path in zip(p, paths):
+                g[np.arange(len(Fn)), path] += pr
+                for t in range(1, len(Fn)):
+                    XI_want[c, path[t - 1], path[t]] += W[n, c] * pr
+            np.testing.assert_allclose(G[c, o[n]:o[n + 1]], W[n, c] * g, atol=1e-12)
+    np.testing.assert_allclose(XI, XI_want, atol=1e-12)
+    lp = core.predict_log_proba(F, lengths, params, El)
+    np.testing.assert_allclose(np.exp(lp).sum(axis=1), 1.0)
+
+
+def test_nll_gradient_finite_differences(problem):
+    F, lengths, y, params, El, _ = problem
+    nll, grads = core.nll_and_grad(F, lengths, y, params, El)
+    want = -sum(enumerate_seq(Fn, params, El, y[n])[2]
+                - np.logaddexp.reduce([enumerate_seq(Fn, params, El, c)[2] for c in range(C)])
+                for n, Fn in enumerate(seqs(F, lengths)))
+    assert nll == pytest.approx(want, rel=1e-10)
+    eps = 1e-6
+    for arr, grad in zip(params, grads):
+        num = np.zeros_like(arr)
+        for idx in np.ndindex(arr.shape):
+            old = arr[idx]
+            arr[idx] = old + eps
+            up = core.nll_and_grad(F, lengths, y, params, El)[0]
+            arr[idx] = old - eps
+            dn = core.nll_and_grad(F, lengths, y, params, El)[0]
+            arr[idx] = old
+            num[idx] = (up - dn) / (2 * eps)
+        np.testing.assert_allclose(grad, num, atol=1e-6)
+
+
+def test_theta_one_gives_ihcrf_eq17():
+    # With theta = 1 and fixed pi's the potential is eq. 17:
+    # sum_t sum_i f log pi_x(s_t|i) + log pi_y(s_t|y) + sum_{t>=2} log pi_e(s_t, y | s_{t-1}).
+    rng = np.random.default_rng(5)
+    Fn = rng.uniform(0, 2, (4, D))
+    pi_x = sticks.sample_sticks(2.0, L, rng, size=D)          # (D, L)
+    pi_y = sticks.sample_sticks(2.0, L, rng, size=C)          # (C, L)
+    pi_e = sticks.sample_sticks(2.0, L * C, rng, size=L)      # (L, L*C), piece k*C + y
+    El = (np.log(pi_x).T, np.log(pi_y).T, core.edge_el(np.log(pi_e), C))
+    ones = (np.ones((L, D)), np.ones((L, C)), np.ones((C, L, L)))
+    got = core.label_log_partitions(Fn, [4], ones, El)[0]
+    for y in range(C):
+        vals = []
+        for p in itertools.product(range(L), repeat=4):
+            v = sum(Fn[t, i] * np.log(pi_x[i, p[t]]) for t in range(4) for i in range(D))
+            v += sum(np.log(pi_y[y, k]) for k in p)
+            v += sum(np.log(pi_e[p[t - 1], p[t] * C + y]) for t in range(1, 4))
+            vals.append(v)
+        assert got[y] == pytest.approx(np.logaddexp.reduce(vals), rel=1e-10)
+
+
+def test_stick_counts_are_theta_weighted_expected_piece_counts(problem):
+    # Clamped phase 1: count of piece k of each stick = E[theta-weighted uses of h_k].
+    F, lengths, y, params, El, _ = problem
+    tx, ty, te = params
+    Wt = np.eye(C)[y]
+    G, XI, _ = core.label_statistics(F, lengths, params, El, Wt)
+    cx, cy, ce = core.stick_counts(F, lengths, params, G, XI)
+    wx, wy, we = np.zeros((D, L)), np.zeros((C, L)), np.zeros((L, L * C))
+    for n, Fn in enumerate(seqs(F, lengths)):
+        paths, sc, lz = enumerate_seq(Fn, params, El, y[n])
+        for pr, path in zip(np.exp(sc - lz), paths):
+            for t, k in enumerate(path):
+                wx[:, k] += pr * Fn[t] * tx[k]
+                wy[y[n], k] += pr * ty[k, y[n]]
+                if t:
+                    we[path[t - 1], k * C + y[n]] += pr * te[y[n], path[t - 1], k]
+    np.testing.assert_allclose(cx, wx, atol=1e-12)
+    np.testing.assert_allclose(cy, wy, atol=1e-12)
+    np.testing.assert_allclose(ce, we, atol=1e-12)
+
+
+def _hmm_pair(rng, n, T=12):
+    # Two 1-D Gaussian HMMs sharing two of their four states (digest 000-6, smaller).
+    means = np.array([0, 2, 4, 6, 8, 10.0])
+    A = np.full((4, 4), 0.1)
+    np.fill_diagonal(A, 0.7)
+    X, y = [], []
+    for i in range(n):
+        c = i % 2
+        states = [0, 1, 2, 3] if c == 0 else [2, 3, 4, 5]
+        s, xs = rng.integers(4), []
+        for _ in range(T):
+            xs.append(rng.normal(means[states[s]], 0.5))
+            s = rng.choice(4, p=A[s])
+        X.append((np.array(xs)[:, None] - 5) / 5)
+        y.append(c)
+    return encode_signed(X), np.array(y)
+
+
+def test_estimator_learns_two_hmms_and_reports_state_usage():
+    rng = np.random.default_rng(0)
+    X, y = _hmm_pair(rng, 30)
+    Xt, yt = _hmm_pair(rng, 30)
+    m = HCRFDPM(n_states=5, n_restarts=1, n_outer=2, max_var_iter=30, max_grad_iter=100,
+                random_state=0).fit(X, y)
+    assert m.score(Xt, yt) >= 0.9
+    np.testing.assert_allclose(m.state_usage_.sum(axis=1), 1.0)
+    assert 1 <= m.n_states_used_ <= 5 and m.states_per_label_.shape == (2,)
+    assert np.all(m.theta_x_ >= 0) and np.all(m.theta_e_ >= 0)
+    P = m.predict_proba(Xt)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    c = clone(m)
+    assert c.get_params() == m.get_params() and not hasattr(c, "theta_x_")
+
+
+def test_encode_signed_and_refusals():
+    X = np.array([[1.5, -2.0], [-0.5, 0.0]])
+    np.testing.assert_array_equal(encode_signed(X), [[1.5, 0, 0, 2, 1], [0, 0, 0.5, 0, 1]])
+    with pytest.raises(ValueError, match="nonnegative features.*encode_signed"):
+        HCRFDPM().fit([X, X], [0, 1])
+    with pytest.raises(ValueError, match="one label per sequence"):
+        HCRFDPM().fit([np.ones((3, 2))], [0, 1])
+    with pytest.raises(ValueError, match="n_states"):
+        HCRFDPM(n_states=1).fit([np.ones((3, 2))] * 2, [0, 1])
+
+
+def test_sequence_lists_work_in_pipelines():
+    # fit(sequences, labels) as the issue's API: a list of (T_i, d) arrays passes
+    # through a Pipeline step that encodes signed features, for both classifiers.
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from recognizers.modelling.hcrf import HCRFClassifier
+
+    rng = np.random.default_rng(2)
+    X, y = _hmm_pair(rng, 16, T=8)
+    raw = [x[:, :1] - x[:, 1:2] for x in X]          # back to the signed value
+    for est in (HCRFDPM(n_states=3, n_restarts=1, n_outer=1, max_var_iter=5,
+                        max_grad_iter=20, random_state=0),
+                HCRFClassifier(n_hidden=2, max_iter=30, random_state=0)):
+        pipe = make_pipeline(FunctionTransformer(encode_signed), est)
+        pipe.fit(raw, y)
+        assert pipe.predict(raw).shape == (16,)
+        assert clone(pipe).get_params()["steps"][1][1].get_params() == est.get_params()
+    # list input and concatenated input with lengths give the same model
+    a = HCRFClassifier(n_hidden=2, max_iter=20, random_state=0).fit(X, y)
+    b = HCRFClassifier(n_hidden=2, max_iter=20, random_state=0).fit(
+        np.vstack(X), y, [len(x) for x in X])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
