@@ -99,6 +99,12 @@ def soak(folder: pathlib.Path, minutes: float, speed: float) -> dict:
 
 
 def storm(folder: pathlib.Path, unplugs: int) -> dict:
+    # The recorder runs in this process: load its compiled frame scan before the walker
+    # starts unplugging, or the first unplug can come before the link has opened.
+    from device.protocol.wire import FrameDecoder
+    from host.fast_decode import feed_fast
+
+    feed_fast(FrameDecoder(), b"")
     faults = FaultConfig(disconnect_every_s=0.6, disconnect_duration_s=0.15,
                          disconnect_jitter=0.5, seed=11)
     out = folder / "storm.h5"
@@ -107,7 +113,8 @@ def storm(folder: pathlib.Path, unplugs: int) -> dict:
     with served as port:
         t0 = time.monotonic()
         # record until the walker has been unplugged `unplugs` times (and back)
-        budget = unplugs * (0.6 * 1.5 + 0.15 * 1.5) + 5
+        # slack after the last unplug: the recorder must still see the walker come back
+        budget = unplugs * (0.6 * 1.5 + 0.15 * 1.5) + 10
         recorder = threading.Thread(target=lambda: server_stats.update(
             health=record_session(port, out, budget, progress=False)))
         recorder.start()

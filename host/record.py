@@ -48,6 +48,12 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
         raise UserError("%s already exists (use --overwrite to replace it)" % out_path)
     recorder = RecorderThread(out_path, overwrite=overwrite, subject_id=subject_id,
                               notes=notes).start()
+    # Load the compiled frame scan before the port opens: its compiler state then
+    # belongs to start-up, not to memory growth during the recording.
+    from host.fast_decode import feed_fast
+    from device.protocol.wire import FrameDecoder
+
+    feed_fast(FrameDecoder(), b"")
     link = SerialLink(port, rate_hz=rate_hz)
     link.add_sink(recorder)
     for sink in extra_sinks:
