@@ -97,8 +97,46 @@ class TruncatedRecordingError(RecordingFormatError):
             "complete part of it" % (self.path, size, expected, self.path))
 
 
-def open_h5(path, mode: str = "r") -> h5py.File:
-    """h5py.File(path, mode), with the errors a user can meet turned into one line."""
+# A recording being written is in HDF5 SWMR mode: its superblock says "open for SWMR
+# writing" and plain opens fail.  The writer also holds an OFD lock on the file (an
+# open-file-description lock, independent of HDF5's flock and of other descriptors),
+# which the kernel drops when the writer dies: locked = still being written, unlocked
+# = the writer crashed (read it with swmr=True; `walkerlab recover` seals it).
+_SWMR_OPEN = "already open for write"
+
+
+def writer_alive(path) -> bool:
+    """True while a RecordingWriter (any process on this host) holds ``path`` open."""
+    import fcntl
+    import struct
+    try:
+        fd = os.open(os.fspath(path), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        query = struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0)  # struct flock
+        got = fcntl.fcntl(fd, getattr(fcntl, "F_OFD_GETLK", 36), query)
+        return struct.unpack("hhqqi4x", got)[0] != fcntl.F_UNLCK
+    finally:
+        os.close(fd)
+
+
+class LiveRecordingError(RecordingFormatError):
+    """The recording is still being written: it can be read, not changed."""
+
+
+class UnsealedRecordingError(RecordingFormatError):
+    """The writer of a SWMR recording died: readable, but recover() must seal it
+    before anything writes to it."""
+
+
+def open_h5(path, mode: str = "r", *, live_ok: bool = True) -> h5py.File:
+    """h5py.File(path, mode), with the errors a user can meet turned into one line.
+
+    A recording still being written (or whose SWMR writer died) opens read-only with
+    swmr=True: the reader sees every frame flushed so far, and ``f.refresh()``-free
+    re-opens see more.  ``live_ok=False`` refuses a file still being written.
+    """
     path = os.fspath(path)
     if os.path.isdir(path):
         raise IsADirectoryError("%s: is a directory, not a recording" % path)
@@ -108,6 +146,21 @@ def open_h5(path, mode: str = "r") -> h5py.File:
         return h5py.File(path, mode)
     except OSError as exc:
         msg = _one_line(exc)
+        if _SWMR_OPEN in msg:
+            if writer_alive(path):
+                if mode != "r" or not live_ok:
+                    raise LiveRecordingError(
+                        "%s: the recording is still being written; it can be read "
+                        "(walkerlab info/replay) but not changed until it is closed"
+                        % path) from None
+            elif mode != "r":
+                raise UnsealedRecordingError(
+                    "%s: the recorder stopped without closing the file; run "
+                    "`walkerlab recover %s` first" % (path, path)) from None
+            try:
+                return h5py.File(path, "r", swmr=True)
+            except OSError as exc2:
+                msg = _one_line(exc2)
         cut = _TRUNCATED.search(msg)
         if cut:
             raise TruncatedRecordingError(path, int(cut.group(1)), int(cut.group(2))) \
@@ -485,6 +538,10 @@ def open_recording(path) -> Recording:
             info = None
             if len(info_table):
                 info = {k: _plain(v) for k, v in f[L.INFO].attrs.items()}
+                if "walker_id" not in info:  # still being written (SWMR): the last row
+                    last = info_table[-1]
+                    info = {k: _plain(last[k]) for k in info_table.dtype.names
+                            if k != "seq"}
             counters = {}
             if L.DECODER_EVENTS in f:
                 counters = {k: int(f[L.DECODER_EVENTS].attrs.get(k, 0))
