@@ -490,6 +490,20 @@ class Recording:
         }
 
 
+def _session_from_events(attrs: dict, link_events: np.ndarray) -> None:
+    """Session attributes a SWMR writer logged as events and writes at close."""
+    for kind, detail in zip(link_events["kind"], link_events["detail"]):
+        if kind != L.SESSION_EVENT:
+            continue
+        try:
+            values = json.loads(detail)
+        except ValueError:
+            continue
+        for k, v in values.items() if isinstance(values, dict) else ():
+            if k in L.SESSION_ATTRS and isinstance(v, str):
+                attrs[k] = v
+
+
 def _table(f: h5py.File, path: str, dtype: np.dtype, budget: ReadBudget) -> np.ndarray:
     if path not in f:
         return np.zeros(0, dtype=_decode_strings(np.zeros(0, dtype)).dtype)
@@ -528,7 +542,11 @@ def open_recording(path) -> Recording:
             notes.append("written by a newer format (%s); parts this WalkerLab does not "
                          "know are ignored" % version)
         attrs = {k: _plain(v) for k, v in f.attrs.items()}
-        if not attrs.get("closed_cleanly", 0) and not attrs.get("recovered_at"):
+        live = f.mode == "r" and f.swmr_mode and writer_alive(path)
+        if live:
+            notes.append("the recording is still being written: this is what was "
+                         "flushed so far (about every %.1f s)" % L.FLUSH_INTERVAL_S)
+        elif not attrs.get("closed_cleanly", 0) and not attrs.get("recovered_at"):
             notes.append("the recording was not closed cleanly (crash or still being "
                          "written); `walkerlab recover` rebuilds it from the raw log")
         budget = ReadBudget(path)
@@ -549,6 +567,11 @@ def open_recording(path) -> Recording:
             queue_drops = 0
             if L.LINK_EVENTS in f:
                 queue_drops = int(f[L.LINK_EVENTS].attrs.get(L.QUEUE_DROPS_ATTR, 0))
+            link_events = _table(f, L.LINK_EVENTS, L.EVENT_DTYPE, budget)
+            if not attrs.get("closed_cleanly", 0):
+                _session_from_events(attrs, link_events)
+            if info is not None and not text(attrs.get("walker_id", "")):
+                attrs["walker_id"] = text(info.get("walker_id", ""))
             labels = {}
             for name in label_track_names(f):
                 labels[name] = _read_track(f, L.ANNOTATIONS + "/" + name, budget)
@@ -561,7 +584,7 @@ def open_recording(path) -> Recording:
                 log=_table(f, L.LOG, L.LOG_DTYPE, budget),
                 device_activity=_table(f, L.ACTIVITY, L.ACTIVITY_DTYPE, budget),
                 truth=_table(f, L.TRUTH, L.TRUTH_DTYPE, budget),
-                link_events=_table(f, L.LINK_EVENTS, L.EVENT_DTYPE, budget),
+                link_events=link_events,
                 decoder_events=_table(f, L.DECODER_EVENTS, L.EVENT_DTYPE, budget),
                 labels=labels, counters=counters, queue_drops=queue_drops, warnings=notes)
         except (OSError, KeyError, ValueError, TypeError) as exc:
