@@ -142,6 +142,11 @@ def open_h5(path, mode: str = "r", *, live_ok: bool = True) -> h5py.File:
         raise IsADirectoryError("%s: is a directory, not a recording" % path)
     if not os.path.exists(path):
         raise FileNotFoundError("%s: no such file" % path)
+    live_error = LiveRecordingError(
+        "%s: the recording is still being written; it can be read (walkerlab "
+        "info/replay) but not changed until it is closed" % path)
+    if mode != "r" and writer_alive(path):  # HDF5 would share the writer's own handle
+        raise live_error
     try:
         return h5py.File(path, mode)
     except OSError as exc:
@@ -149,10 +154,7 @@ def open_h5(path, mode: str = "r", *, live_ok: bool = True) -> h5py.File:
         if _SWMR_OPEN in msg:
             if writer_alive(path):
                 if mode != "r" or not live_ok:
-                    raise LiveRecordingError(
-                        "%s: the recording is still being written; it can be read "
-                        "(walkerlab info/replay) but not changed until it is closed"
-                        % path) from None
+                    raise live_error from None
             elif mode != "r":
                 raise UnsealedRecordingError(
                     "%s: the recorder stopped without closing the file; run "

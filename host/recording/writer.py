@@ -487,6 +487,9 @@ class RecordingWriter:
 
     write_serial(data, host_time) for every read from the port (the bytes go to the raw
     log and through the writer's StreamDecoder), write_event() for link events.
+    With swmr=True (the default) other processes can read the file while it is
+    written (recordings/README.md, "Reading while recording"); swmr=False writes a
+    plain HDF5 file that only this process may open until close.
     Everything is flushed at least every flush_interval_s; close() decodes what the
     decoder held back, writes the 'simulator' label track from TRUTH frames and marks
     the file closed_cleanly.
@@ -496,7 +499,7 @@ class RecordingWriter:
                  walker_id: str = "", firmware_version: str = "", calibration=None,
                  notes: str = "", host: str | None = None, app_version: str | None = None,
                  session_start_time: float | None = None,
-                 flush_interval_s: float = L.FLUSH_INTERVAL_S) -> None:
+                 flush_interval_s: float = L.FLUSH_INTERVAL_S, swmr: bool = True) -> None:
         self.path = os.fspath(path)
         if os.path.isdir(self.path):
             raise IsADirectoryError("%s: is a directory" % self.path)
@@ -505,7 +508,9 @@ class RecordingWriter:
                                   "it explicitly" % self.path)
         calibration_json = _calibration_json(calibration)
         self.flush_interval_s = flush_interval_s
-        self._f = h5py.File(self.path, "w" if overwrite else "x", libver=SWMR_LIBVER,
+        self.swmr = bool(swmr)
+        self._f = h5py.File(self.path, "w" if overwrite else "x",
+                            libver=SWMR_LIBVER if swmr else None,
                             rdcc_nbytes=CHUNK_CACHE_BYTES)
         self._lock_fd: int | None = None
         try:
@@ -529,7 +534,8 @@ class RecordingWriter:
             self._f.flush()
             # Every group and dataset exists now: readers may follow from here on.
             self._lock_fd = _hold_writer_lock(self.path)
-            self._f.swmr_mode = True
+            if self.swmr:
+                self._f.swmr_mode = True
         except BaseException:
             self._f.close()
             _release_writer_lock(self._lock_fd)
@@ -671,8 +677,11 @@ class RecordingWriter:
             self.flush()
             # SWMR forbids new objects: the TRUTH track and the end marks go in after
             # the SWMR writer closes, in a plain re-open (a finished file opens plainly).
-            self._f.close()
-            self._f = h5py.File(self.path, "r+", libver=SWMR_LIBVER)
+            if self.swmr:
+                self._f.close()
+                # SWMR readers hold a shared HDF5 lock that would refuse this open;
+                # the writer's own OFD lock already keeps other writers out.
+                self._f = h5py.File(self.path, "r+", libver=SWMR_LIBVER, locking=False)
             self._deriver.f = self._f
             self._deriver.commit_attrs()
             self._write_writer_attrs()
