@@ -51,6 +51,13 @@ def _attach_calibration(f: h5py.File, calibration) -> None:
         f.attrs["walker_id"] = calibration.walker_id
 
 
+def _closed_cleanly(f: h5py.File) -> bool:
+    try:
+        return int(f.attrs.get("closed_cleanly", 0)) == 1
+    except (TypeError, ValueError):  # a damaged attribute: treat as not closed
+        return False
+
+
 def _apply_session_events(f: h5py.File, source: str) -> None:
     """Session attributes a SWMR writer logged as link events but died before
     writing as attributes (format 1.1)."""
@@ -83,7 +90,7 @@ def _rebuild(f: h5py.File, path: str, calibration=None, source: str | None = Non
             del f[p]
     f.attrs["timestamps_reference_device_us"] = np.int64(-1)
     f.attrs["timestamps_reference_time"] = ""
-    if not int(f.attrs.get("closed_cleanly", 0)):
+    if not _closed_cleanly(f):
         _apply_session_events(f, source)
     if calibration is not None:
         _attach_calibration(f, calibration)
