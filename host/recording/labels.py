@@ -97,7 +97,7 @@ def _edit(path):
     """Yield a private copy of the recording opened for writing; on success it
     replaces the original in one rename, on any failure it is deleted."""
     path = Path(os.fspath(path))
-    with open_h5(path) as f:  # a foreign, damaged or still-recording file fails here
+    with open_h5(path, live_ok=False) as f:  # a foreign, damaged or live file fails
         check_format(f, path)
     _remove_stale_copies(path)
     tmp = path.with_name("." + path.name + SAVING_SUFFIX + str(os.getpid()))

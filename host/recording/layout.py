@@ -20,7 +20,7 @@ import h5py
 import numpy as np
 
 FORMAT_NAME = "walkerlab-recording"
-FORMAT_VERSION = "1.0.0"
+FORMAT_VERSION = "1.1.0"
 FORMAT_MAJOR = int(FORMAT_VERSION.split(".")[0])
 
 # The writer flushes at least this often, so a crash (kill -9, power cut excepted)
@@ -124,6 +124,9 @@ SESSION_ATTRS = ("subject_id", "walker_id", "firmware_version", "calibration", "
 DECODER_COUNTERS = ("bytes_in", "frames_ok", "crc_errors", "bad_headers",
                     "version_errors", "resyncs", "bytes_skipped", "seq_gaps",
                     "frames_lost", "bad_lengths", "false_jumps")
+# Link event whose detail is a JSON object of session attributes set while the file
+# was in SWMR mode (format 1.1): the attributes follow at close; recover() applies them.
+SESSION_EVENT = "session"
 QUEUE_DROPS_ATTR = "queue_drops"  # on /events/link: recorder queue overflows (items)
 
 # Label track attributes (on /annotations/<track>).

@@ -97,17 +97,72 @@ class TruncatedRecordingError(RecordingFormatError):
             "complete part of it" % (self.path, size, expected, self.path))
 
 
-def open_h5(path, mode: str = "r") -> h5py.File:
-    """h5py.File(path, mode), with the errors a user can meet turned into one line."""
+# A recording being written is in HDF5 SWMR mode: its superblock says "open for SWMR
+# writing" and plain opens fail.  The writer also holds an OFD lock on the file (an
+# open-file-description lock, independent of HDF5's flock and of other descriptors),
+# which the kernel drops when the writer dies: locked = still being written, unlocked
+# = the writer crashed (read it with swmr=True; `walkerlab recover` seals it).
+_SWMR_OPEN = "already open for write"
+
+
+def writer_alive(path) -> bool:
+    """True while a RecordingWriter (any process on this host) holds ``path`` open."""
+    import fcntl
+    import struct
+    try:
+        fd = os.open(os.fspath(path), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        query = struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0)  # struct flock
+        got = fcntl.fcntl(fd, getattr(fcntl, "F_OFD_GETLK", 36), query)
+        return struct.unpack("hhqqi4x", got)[0] != fcntl.F_UNLCK
+    finally:
+        os.close(fd)
+
+
+class LiveRecordingError(RecordingFormatError):
+    """The recording is still being written: it can be read, not changed."""
+
+
+class UnsealedRecordingError(RecordingFormatError):
+    """The writer of a SWMR recording died: readable, but recover() must seal it
+    before anything writes to it."""
+
+
+def open_h5(path, mode: str = "r", *, live_ok: bool = True) -> h5py.File:
+    """h5py.File(path, mode), with the errors a user can meet turned into one line.
+
+    A recording still being written (or whose SWMR writer died) opens read-only with
+    swmr=True: the reader sees every frame flushed so far, and ``f.refresh()``-free
+    re-opens see more.  ``live_ok=False`` refuses a file still being written.
+    """
     path = os.fspath(path)
     if os.path.isdir(path):
         raise IsADirectoryError("%s: is a directory, not a recording" % path)
     if not os.path.exists(path):
         raise FileNotFoundError("%s: no such file" % path)
+    live_error = LiveRecordingError(
+        "%s: the recording is still being written; it can be read (walkerlab "
+        "info/replay) but not changed until it is closed" % path)
+    if mode != "r" and writer_alive(path):  # HDF5 would share the writer's own handle
+        raise live_error
     try:
         return h5py.File(path, mode)
     except OSError as exc:
         msg = _one_line(exc)
+        if _SWMR_OPEN in msg:
+            if writer_alive(path):
+                if mode != "r" or not live_ok:
+                    raise live_error from None
+            elif mode != "r":
+                raise UnsealedRecordingError(
+                    "%s: the recorder stopped without closing the file; run "
+                    "`walkerlab recover %s` first" % (path, path)) from None
+            try:
+                return h5py.File(path, "r", swmr=True)
+            except OSError as exc2:
+                msg = _one_line(exc2)
         cut = _TRUNCATED.search(msg)
         if cut:
             raise TruncatedRecordingError(path, int(cut.group(1)), int(cut.group(2))) \
@@ -437,6 +492,20 @@ class Recording:
         }
 
 
+def _session_from_events(attrs: dict, link_events: np.ndarray) -> None:
+    """Session attributes a SWMR writer logged as events and writes at close."""
+    for kind, detail in zip(link_events["kind"], link_events["detail"]):
+        if kind != L.SESSION_EVENT:
+            continue
+        try:
+            values = json.loads(detail)
+        except ValueError:
+            continue
+        for k, v in values.items() if isinstance(values, dict) else ():
+            if k in L.SESSION_ATTRS and isinstance(v, str):
+                attrs[k] = v
+
+
 def _table(f: h5py.File, path: str, dtype: np.dtype, budget: ReadBudget) -> np.ndarray:
     if path not in f:
         return np.zeros(0, dtype=_decode_strings(np.zeros(0, dtype)).dtype)
@@ -475,7 +544,11 @@ def open_recording(path) -> Recording:
             notes.append("written by a newer format (%s); parts this WalkerLab does not "
                          "know are ignored" % version)
         attrs = {k: _plain(v) for k, v in f.attrs.items()}
-        if not attrs.get("closed_cleanly", 0) and not attrs.get("recovered_at"):
+        live = f.mode == "r" and f.swmr_mode and writer_alive(path)
+        if live:
+            notes.append("the recording is still being written: this is what was "
+                         "flushed so far (about every %.1f s)" % L.FLUSH_INTERVAL_S)
+        elif not attrs.get("closed_cleanly", 0) and not attrs.get("recovered_at"):
             notes.append("the recording was not closed cleanly (crash or still being "
                          "written); `walkerlab recover` rebuilds it from the raw log")
         budget = ReadBudget(path)
@@ -485,6 +558,10 @@ def open_recording(path) -> Recording:
             info = None
             if len(info_table):
                 info = {k: _plain(v) for k, v in f[L.INFO].attrs.items()}
+                if "walker_id" not in info:  # still being written (SWMR): the last row
+                    last = info_table[-1]
+                    info = {k: _plain(last[k]) for k in info_table.dtype.names
+                            if k != "seq"}
             counters = {}
             if L.DECODER_EVENTS in f:
                 counters = {k: int(f[L.DECODER_EVENTS].attrs.get(k, 0))
@@ -492,6 +569,11 @@ def open_recording(path) -> Recording:
             queue_drops = 0
             if L.LINK_EVENTS in f:
                 queue_drops = int(f[L.LINK_EVENTS].attrs.get(L.QUEUE_DROPS_ATTR, 0))
+            link_events = _table(f, L.LINK_EVENTS, L.EVENT_DTYPE, budget)
+            if not attrs.get("closed_cleanly", 0):
+                _session_from_events(attrs, link_events)
+            if info is not None and not text(attrs.get("walker_id", "")):
+                attrs["walker_id"] = text(info.get("walker_id", ""))
             labels = {}
             for name in label_track_names(f):
                 labels[name] = _read_track(f, L.ANNOTATIONS + "/" + name, budget)
@@ -504,7 +586,7 @@ def open_recording(path) -> Recording:
                 log=_table(f, L.LOG, L.LOG_DTYPE, budget),
                 device_activity=_table(f, L.ACTIVITY, L.ACTIVITY_DTYPE, budget),
                 truth=_table(f, L.TRUTH, L.TRUTH_DTYPE, budget),
-                link_events=_table(f, L.LINK_EVENTS, L.EVENT_DTYPE, budget),
+                link_events=link_events,
                 decoder_events=_table(f, L.DECODER_EVENTS, L.EVENT_DTYPE, budget),
                 labels=labels, counters=counters, queue_drops=queue_drops, warnings=notes)
         except (OSError, KeyError, ValueError, TypeError) as exc:

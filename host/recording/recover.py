@@ -10,7 +10,9 @@ drops, session attributes and non-simulator label tracks are never modified.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
 from dataclasses import dataclass
 
 import h5py
@@ -19,7 +21,7 @@ import numpy as np
 from host.recording import layout as L
 from host.recording.reader import (
     ReadBudget, RecordingFormatError, TruncatedRecordingError, check_format,
-    checked_dataset, open_h5,
+    checked_dataset, open_h5, text,
 )
 from host.recording.writer import (
     _Deriver, iso_time, set_sample_attrs, walkerlab_version, write_truth_track,
@@ -49,6 +51,32 @@ def _attach_calibration(f: h5py.File, calibration) -> None:
         f.attrs["walker_id"] = calibration.walker_id
 
 
+def _closed_cleanly(f: h5py.File) -> bool:
+    try:
+        return int(f.attrs.get("closed_cleanly", 0)) == 1
+    except (TypeError, ValueError):  # a damaged attribute: treat as not closed
+        return False
+
+
+def _apply_session_events(f: h5py.File, source: str) -> None:
+    """Session attributes a SWMR writer logged as link events but died before
+    writing as attributes (format 1.1)."""
+    if L.LINK_EVENTS not in f:
+        return
+    events = checked_dataset(f, L.LINK_EVENTS, L.EVENT_DTYPE, (), ReadBudget(source),
+                             source)[()]
+    for kind, detail in zip(events["kind"], events["detail"]):
+        if text(kind) != L.SESSION_EVENT:
+            continue
+        try:
+            values = json.loads(text(detail))
+        except ValueError:
+            continue
+        for k, v in values.items() if isinstance(values, dict) else ():
+            if k in L.SESSION_ATTRS and isinstance(v, str):
+                f.attrs[k] = v
+
+
 def _rebuild(f: h5py.File, path: str, calibration=None, source: str | None = None
              ) -> RecoverReport:
     """Rebuild f's derived datasets from its raw log; ``source`` (default ``path``) is
@@ -62,6 +90,8 @@ def _rebuild(f: h5py.File, path: str, calibration=None, source: str | None = Non
             del f[p]
     f.attrs["timestamps_reference_device_us"] = np.int64(-1)
     f.attrs["timestamps_reference_time"] = ""
+    if not _closed_cleanly(f):
+        _apply_session_events(f, source)
     if calibration is not None:
         _attach_calibration(f, calibration)
     L.create_derived(f)
@@ -119,7 +149,9 @@ def recover(path, out_path=None, *, overwrite: bool = False,
     if out_path is not None and os.path.exists(out_path) and os.path.samefile(src, out_path):
         out_path = None
     try:
-        open_h5(src).close()
+        open_h5(src, live_ok=False).close()
+        if out_path is None:
+            seal(src)
     except TruncatedRecordingError as cut:
         if out_path is None:
             raise RecordingFormatError(
@@ -151,6 +183,38 @@ def recover(path, out_path=None, *, overwrite: bool = False,
             raise
         d.close()
     return report
+
+
+def seal(path) -> bool:
+    """A SWMR recording whose writer died -> a plain HDF5 file (True if it was one).
+
+    HDF5 marks a file open for SWMR writing in its superblock and refuses plain opens
+    until that mark is cleared; the writer clears it on close.  Here every object is
+    copied through a SWMR read into a new file that replaces the old one in one rename,
+    so a crash during sealing leaves the unsealed original.
+    """
+    path = os.fspath(path)
+    try:
+        h5py.File(path, "r").close()
+        return False
+    except OSError as exc:
+        if "already open for write" not in str(exc):
+            return False  # not ours to seal; open_h5 reports what is wrong
+    tmp = os.path.join(os.path.dirname(path) or ".",
+                       "." + os.path.basename(path) + ".sealing")
+    try:
+        with h5py.File(path, "r", swmr=True) as s, h5py.File(tmp, "w") as d:
+            for k, v in s.attrs.items():
+                d.attrs[k] = v
+            for name in s:
+                s.copy(s[name], d, name=name)
+        shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return True
 
 
 # ---- truncated files ----------------------------------------------------------------

@@ -158,6 +158,8 @@ class _Deriver:
         self._skipped = 0  # bytes skipped since the last resync event
         self._counters_written: dict | None = None
         self._latest_info: tuple | None = None  # (t_us, timestamps, host_time, dict)
+        self.info_attrs: dict | None = None  # the last INFO frame, as attributes
+        self._t0_attrs: tuple | None = None
         self.last_host_time: float | None = None
 
     # ---- input ------------------------------------------------------------------
@@ -179,8 +181,7 @@ class _Deriver:
             firsts = ([int(block.t_us[0])] if len(block) else []) + \
                      ([others[0][0]] if others else [])
             self.t0 = min(firsts)
-            self.f.attrs["timestamps_reference_device_us"] = np.int64(self.t0)
-            self.f.attrs["timestamps_reference_time"] = iso_time(host_time)
+            self._t0_attrs = (np.int64(self.t0), iso_time(host_time))
         if len(block):
             ts = (block.t_us - self.t0) / 1e6
             for name, app in self.columns.items():
@@ -255,20 +256,30 @@ class _Deriver:
         for app in (*self.columns.values(), self.info, self.log, self.activity,
                     self.truth, self.events):
             app.commit()
+        if self.f.swmr_mode:
+            # A SWMR writer must not write attributes (h5py re-creates them: HDF5
+            # then fails or corrupts the file). The tables above are the live record;
+            # these attributes are written at close (RecordingWriter.close re-opens
+            # the file plainly) or rebuilt by recover() from the raw log.
+            return
+        self.commit_attrs()
+
+    def commit_attrs(self) -> None:
+        if self._t0_attrs is not None:
+            self.f.attrs["timestamps_reference_device_us"] = self._t0_attrs[0]
+            self.f.attrs["timestamps_reference_time"] = self._t0_attrs[1]
+            self._t0_attrs = None
         if self._latest_info is not None:
             t_us, ts, host_time, d = self._latest_info
             self._latest_info = None
-            attrs = self.f[L.INFO].attrs
-            for k, v in d.items():
-                attrs[k] = v
-            attrs["t_us"], attrs["timestamps"], attrs["host_time"] = t_us, ts, host_time
+            self.info_attrs = dict(d, t_us=t_us, timestamps=ts, host_time=host_time)
+            write_info_attrs(self.f, self.info_attrs)
             root = self.f.attrs
             if not text(root.get("walker_id", "")):
                 root["walker_id"] = d["walker_id"]
             if not text(root.get("firmware_version", "")):
                 root["firmware_version"] = d["firmware_version"]
             set_sample_attrs(self.f, d)
-            self.f[L.SAMPLES].attrs["rate"] = np.float64(d["rate_hz"])
         if self._counted != self._counters_written:
             attrs = self.f[L.DECODER_EVENTS].attrs
             for k in L.DECODER_COUNTERS:
@@ -278,6 +289,13 @@ class _Deriver:
     @property
     def n_samples(self) -> int:
         return self.columns["seq"].rows
+
+
+def write_info_attrs(f: h5py.File, info: dict) -> None:
+    attrs = f[L.INFO].attrs
+    for k, v in info.items():
+        attrs[k] = v
+    f[L.SAMPLES].attrs["rate"] = np.float64(info["rate_hz"])
 
 
 def set_sample_attrs(f: h5py.File, info: dict | None = None) -> None:
@@ -440,11 +458,38 @@ def _skip_hdf5_teardown_at_exit() -> None:
     atexit.register(leave)  # Python's atexit runs before the C library's teardown
 
 
+# SWMR needs the v110 object formats; HDF5 >= 1.10 reads them.
+SWMR_LIBVER = ("v110", "latest")
+
+
+def _hold_writer_lock(path: str) -> int:
+    """An OFD write lock on the recording: reader.writer_alive() sees it while this
+    process lives, the kernel drops it when the process dies (kill -9 included)."""
+    import fcntl
+    import struct
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.fcntl(fd, getattr(fcntl, "F_OFD_SETLK", 37),
+                    struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _release_writer_lock(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)
+
+
 class RecordingWriter:
     """Owns one recording's h5py.File; use it from one thread (or via RecorderThread).
 
     write_serial(data, host_time) for every read from the port (the bytes go to the raw
     log and through the writer's StreamDecoder), write_event() for link events.
+    With swmr=True (the default) other processes can read the file while it is
+    written (recordings/README.md, "Reading while recording"); swmr=False writes a
+    plain HDF5 file that only this process may open until close.
     Everything is flushed at least every flush_interval_s; close() decodes what the
     decoder held back, writes the 'simulator' label track from TRUTH frames and marks
     the file closed_cleanly.
@@ -454,7 +499,7 @@ class RecordingWriter:
                  walker_id: str = "", firmware_version: str = "", calibration=None,
                  notes: str = "", host: str | None = None, app_version: str | None = None,
                  session_start_time: float | None = None,
-                 flush_interval_s: float = L.FLUSH_INTERVAL_S) -> None:
+                 flush_interval_s: float = L.FLUSH_INTERVAL_S, swmr: bool = True) -> None:
         self.path = os.fspath(path)
         if os.path.isdir(self.path):
             raise IsADirectoryError("%s: is a directory" % self.path)
@@ -463,8 +508,11 @@ class RecordingWriter:
                                   "it explicitly" % self.path)
         calibration_json = _calibration_json(calibration)
         self.flush_interval_s = flush_interval_s
+        self.swmr = bool(swmr)
         self._f = h5py.File(self.path, "w" if overwrite else "x",
+                            libver=SWMR_LIBVER if swmr else None,
                             rdcc_nbytes=CHUNK_CACHE_BYTES)
+        self._lock_fd: int | None = None
         try:
             version = walkerlab_version()
             attrs = self._f.attrs
@@ -484,8 +532,13 @@ class RecordingWriter:
             L.create_derived(self._f)
             set_sample_attrs(self._f)
             self._f.flush()
+            # Every group and dataset exists now: readers may follow from here on.
+            self._lock_fd = _hold_writer_lock(self.path)
+            if self.swmr:
+                self._f.swmr_mode = True
         except BaseException:
             self._f.close()
+            _release_writer_lock(self._lock_fd)
             os.unlink(self.path)
             raise
         self._bytes: list[bytes] = []
@@ -495,6 +548,8 @@ class RecordingWriter:
         self._link = _Appender(self._f[L.LINK_EVENTS])
         self._deriver = _Deriver(self._f)
         self._queue_drops = self._queue_drops_written = 0
+        self._session: dict[str, str] = {}  # set while in SWMR mode, written at close
+        self._labels: list[tuple[LabelTrack, str]] = []  # likewise
         self._last_flush = time.monotonic()
         self.closed = False
 
@@ -538,6 +593,13 @@ class RecordingWriter:
                      source: str = "human", model: str = "", mode: str = "new") -> LabelTrack:
         new = LabelTrack.from_segments(track, segments, annotator=annotator, source=source,
                                        model=model)
+        if self._f.swmr_mode:  # no new objects in SWMR mode: written at close
+            check_track(new)
+            if mode not in ("new", "append", "replace"):
+                raise ValueError("mode must be 'new', 'append' or 'replace', not %r"
+                                 % (mode,))
+            self._labels.append((new, mode))
+            return new
         return _write_track(self._f, new, mode)
 
     def set_session(self, **attrs) -> None:
@@ -546,10 +608,22 @@ class RecordingWriter:
             if k not in L.SESSION_ATTRS:
                 raise ValueError("%r is not a session attribute (%s)"
                                  % (k, ", ".join(L.SESSION_ATTRS)))
-            self._f.attrs[k] = _calibration_json(v) if k == "calibration" else str(v)
-            if k == "calibration":  # the per-channel attributes follow it
-                set_sample_attrs(self._f, self._f[L.INFO].attrs if L.INFO in self._f
-                                 and len(self._f[L.INFO]) else None)
+        values = {k: _calibration_json(v) if k == "calibration" else str(v)
+                  for k, v in attrs.items()}
+        if self._f.swmr_mode:
+            # Attributes wait for close; the link-event table carries them now, so a
+            # live reader and recover() after a crash have them (L.SESSION_EVENT).
+            self._session.update(values)
+            self.write_event(L.SESSION_EVENT, json.dumps(values))
+            return
+        for k, v in values.items():
+            self._set_session_attr(k, v)
+
+    def _set_session_attr(self, k: str, v: str) -> None:
+        self._f.attrs[k] = v
+        if k == "calibration":  # the per-channel attributes follow it
+            set_sample_attrs(self._f, self._f[L.INFO].attrs if L.INFO in self._f
+                             and len(self._f[L.INFO]) else None)
 
     # ---- state ------------------------------------------------------------------
     def _check_open(self) -> None:
@@ -577,12 +651,16 @@ class RecordingWriter:
         self._raw.commit()
         self._chunks.commit()
         self._link.commit()
-        if self._queue_drops != self._queue_drops_written:
-            self._link.ds.attrs[L.QUEUE_DROPS_ATTR] = np.int64(self._queue_drops)
-            self._queue_drops_written = self._queue_drops
+        if not self._f.swmr_mode:
+            self._write_writer_attrs()
         self._deriver.commit()
         self._f.flush()
         self._last_flush = time.monotonic()
+
+    def _write_writer_attrs(self) -> None:
+        if self._queue_drops != self._queue_drops_written:
+            self._f[L.LINK_EVENTS].attrs[L.QUEUE_DROPS_ATTR] = np.int64(self._queue_drops)
+            self._queue_drops_written = self._queue_drops
 
     def flush_if_due(self) -> bool:
         if self.next_flush_in() <= 0:
@@ -597,13 +675,31 @@ class RecordingWriter:
         try:
             self._deriver.finish()
             self.flush()
+            # SWMR forbids new objects: the TRUTH track and the end marks go in after
+            # the SWMR writer closes, in a plain re-open (a finished file opens plainly).
+            if self.swmr:
+                self._f.close()
+                # SWMR readers hold a shared HDF5 lock that would refuse this open;
+                # the writer's own OFD lock already keeps other writers out.
+                self._f = h5py.File(self.path, "r+", libver=SWMR_LIBVER, locking=False)
+            self._deriver.f = self._f
+            self._deriver.commit_attrs()
+            self._write_writer_attrs()
+            for k, v in self._session.items():
+                self._set_session_attr(k, v)
+            for track, mode in self._labels:
+                _write_track(self._f, track, mode)
             write_truth_track(self._f)
             self._f.attrs["session_end_time"] = iso_time()
             self._f.attrs["closed_cleanly"] = np.int64(1)
             self._f.flush()
         finally:
             self.closed = True
-            self._f.close()
+            try:
+                self._f.close()
+            finally:
+                _release_writer_lock(self._lock_fd)
+                self._lock_fd = None
 
     def abort(self) -> None:
         """Close without marking the file clean (after an error); keeps what was flushed."""
@@ -611,6 +707,8 @@ class RecordingWriter:
             self.closed = True
             try:
                 self._f.close()
+                _release_writer_lock(self._lock_fd)
+                self._lock_fd = None
             except Exception:
                 # The disk is full (or gone): HDF5 keeps the file half-closed and its
                 # library teardown at exit then crashes (SIGSEGV/SIGBUS, HDF5 1.14).
