@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.hdp_core import doc_bound, doc_estep
-from recognizers.modelling.perplexity import check_counts, heldout_perplexity
+from recognizers.modelling.perplexity import check_counts, check_vocabulary, heldout_perplexity
 
 __all__ = ["HDP"]
 
@@ -239,9 +239,8 @@ class HDP(TransformerMixin, BaseEstimator):
         M = check_counts(X)
         if not hasattr(self, "components_"):
             self._init_state(M)
-        elif M.shape[1] != self.n_features_in_:
-            raise ValueError("X has %d words but the model was fitted with %d; use the "
-                             "same vocabulary" % (M.shape[1], self.n_features_in_))
+        else:
+            check_vocabulary(M, self.n_features_in_)
         rng = np.random.default_rng(self._seed + 7919 * (self.n_batches_ + 1))
         varphi, zeta = self._fresh_local(M, rng)
         sstats, counts, _ = self._estep(M, varphi, zeta, True)
@@ -275,11 +274,7 @@ class HDP(TransformerMixin, BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self, "components_")
-        M = check_counts(X)
-        if M.shape[1] != self.n_features_in_:
-            raise ValueError("X has %d words but the model was fitted with %d; use the "
-                             "same vocabulary" % (M.shape[1], self.n_features_in_))
-        return M
+        return check_vocabulary(check_counts(X), self.n_features_in_)
 
     def local_factors(self, X):
         """Document factors with the corpus fixed: ``(M, varphi (D,T,K), zeta (nnz,T))``."""

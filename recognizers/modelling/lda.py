@@ -33,7 +33,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from recognizers.modelling import lda_core as core
-from recognizers.modelling.perplexity import check_counts, heldout_perplexity
+from recognizers.modelling.perplexity import check_counts, check_vocabulary, heldout_perplexity
 
 __all__ = ["LDA", "merge_shards"]
 
@@ -117,9 +117,8 @@ class LDA(TransformerMixin, BaseEstimator):
         M = check_counts(X)
         if not hasattr(self, "components_"):
             self._init_state(M.shape[1])
-        elif M.shape[1] != self.n_features_in_:
-            raise ValueError("X has %d words but the model was fitted with %d; use the "
-                             "same vocabulary" % (M.shape[1], self.n_features_in_))
+        else:
+            check_vocabulary(M, self.n_features_in_)
         self._learn(M, from_scratch=False)
         return self
 
@@ -260,11 +259,7 @@ class LDA(TransformerMixin, BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self, "components_")
-        M = check_counts(X)
-        if M.shape[1] != self.n_features_in_:
-            raise ValueError("X has %d words but the model was fitted with %d; use the "
-                             "same vocabulary" % (M.shape[1], self.n_features_in_))
-        return M
+        return check_vocabulary(check_counts(X), self.n_features_in_)
 
     def transform(self, X) -> np.ndarray:
         """(n_docs, K) document-topic proportions (rows sum to 1; the prior mean for an

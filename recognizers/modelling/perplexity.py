@@ -22,7 +22,15 @@ import scipy.sparse as sp
 
 from recognizers.modelling.lda_core import completion_loglik, fold_in_theta
 
-__all__ = ["heldout_perplexity", "split_documents", "check_counts"]
+__all__ = ["heldout_perplexity", "split_documents", "check_counts", "check_vocabulary"]
+
+
+def check_vocabulary(M: sp.csr_matrix, n_words: int) -> sp.csr_matrix:
+    """``M`` if it has the ``n_words`` columns a topic model was fitted with."""
+    if M.shape[1] != n_words:
+        raise ValueError("X has %d words but the model was fitted with %d; use the same "
+                         "vocabulary" % (M.shape[1], n_words))
+    return M
 
 
 def check_counts(X, name: str = "X") -> sp.csr_matrix:
