@@ -32,24 +32,13 @@ from sklearn.metrics import f1_score
 
 from recognizers.modelling.hcrf import HCRFClassifier
 from recognizers.modelling.hcrfdpm import HCRFDPM, encode_signed
+from recognizers.modelling.sequence_data import make_two_hmm_task
 
 
 def two_hmm_task(rng, n, T=30):
-    """n sequences (alternating labels 0/1) of two Gaussian HMMs sharing two states."""
-    means = np.array([0, 2, 4, 6, 8, 10.0])
-    A = np.full((4, 4), 0.1)
-    np.fill_diagonal(A, 0.7)
-    X, y = [], []
-    for i in range(n):
-        c = i % 2
-        states = [0, 1, 2, 3] if c == 0 else [2, 3, 4, 5]
-        s, xs = rng.integers(4), []
-        for _ in range(T):
-            xs.append(rng.normal(means[states[s]], 0.5))
-            s = rng.choice(4, p=A[s])
-        X.append(encode_signed((np.array(xs)[:, None] - 5.0) / 5.0))
-        y.append(c)
-    return X, np.array(y)
+    """The paper's two-HMM task, encoded for the models (nonnegative features)."""
+    X, y = make_two_hmm_task(rng, n, T)
+    return encode_signed(X), y
 
 
 def f1(y, p):

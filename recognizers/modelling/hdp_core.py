@@ -15,6 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
+from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.lda_core import _digamma
 
 __all__ = ["doc_bound", "doc_estep"]
@@ -128,37 +129,25 @@ def doc_estep(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
             sticks_on = (not fresh) or it >= n_warm
             # varphi_tk ∝ exp(E[log beta_k] + sum_e n_e zeta_et E[log phi_k,w_e])
             for t in range(T):
-                m = -np.inf
                 for k in range(K):
                     s = elog_beta[k] if sticks_on else 0.0
                     for e in range(lo, hi):
                         s += counts[e] * zeta[e, t] * elog_phi[k, indices[e]]
                     row[k] = s
-                    if s > m:
-                        m = s
-                z = 0.0
+                _normalise_inplace(row[:K])
                 for k in range(K):
-                    row[k] = math.exp(row[k] - m)
-                    z += row[k]
-                for k in range(K):
-                    varphi[d, t, k] = row[k] / z
+                    varphi[d, t, k] = math.exp(row[k])
             # zeta_et ∝ exp(E[log pi_t] + sum_k varphi_tk E[log phi_k,w_e])
             for e in range(lo, hi):
                 w = indices[e]
-                m = -np.inf
                 for t in range(T):
                     s = elog_pi[t] if sticks_on else 0.0
                     for k in range(K):
                         s += varphi[d, t, k] * elog_phi[k, w]
                     row[t] = s
-                    if s > m:
-                        m = s
-                z = 0.0
+                _normalise_inplace(row[:T])
                 for t in range(T):
-                    row[t] = math.exp(row[t] - m)
-                    z += row[t]
-                for t in range(T):
-                    zeta[e, t] = row[t] / z
+                    zeta[e, t] = math.exp(row[t])
             for t in range(T):
                 s = 0.0
                 for e in range(lo, hi):

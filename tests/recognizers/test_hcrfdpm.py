@@ -9,6 +9,7 @@ from sklearn.base import clone
 from recognizers.modelling import hcrfdpm_core as core
 from recognizers.modelling import sticks
 from recognizers.modelling.hcrfdpm import HCRFDPM, encode_signed
+from recognizers.modelling.sequence_data import make_two_hmm_task
 
 L, C, D = 3, 2, 2
 
@@ -133,20 +134,8 @@ def test_stick_counts_are_theta_weighted_expected_piece_counts(problem):
 
 def _hmm_pair(rng, n, T=12):
     # Two 1-D Gaussian HMMs sharing two of their four states (digest 000-6, smaller).
-    means = np.array([0, 2, 4, 6, 8, 10.0])
-    A = np.full((4, 4), 0.1)
-    np.fill_diagonal(A, 0.7)
-    X, y = [], []
-    for i in range(n):
-        c = i % 2
-        states = [0, 1, 2, 3] if c == 0 else [2, 3, 4, 5]
-        s, xs = rng.integers(4), []
-        for _ in range(T):
-            xs.append(rng.normal(means[states[s]], 0.5))
-            s = rng.choice(4, p=A[s])
-        X.append((np.array(xs)[:, None] - 5) / 5)
-        y.append(c)
-    return encode_signed(X), np.array(y)
+    X, y = make_two_hmm_task(rng, n, T)
+    return encode_signed(X), y
 
 
 def test_estimator_learns_two_hmms_and_reports_state_usage():
