@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -535,8 +536,26 @@ def _read_samples(f: h5py.File, budget: ReadBudget) -> tuple[SampleBlock, np.nda
 
 
 def open_recording(path) -> Recording:
-    """Read a recording; RecordingFormatError (one line) if it is not one we can read."""
+    """Read a recording; RecordingFormatError (one line) if it is not one we can read.
+
+    A file still being written (SWMR) can be caught in the middle of a flush, when
+    its metadata is briefly inconsistent; the read is then retried a few times.
+    """
     path = os.fspath(path)
+    for attempt in range(LIVE_READ_ATTEMPTS):
+        try:
+            return _open_recording_once(path)
+        except RecordingFormatError:
+            if attempt == LIVE_READ_ATTEMPTS - 1 or not writer_alive(path):
+                raise
+            time.sleep(0.2)
+
+
+#: Reads of a live recording before a damaged-looking one is reported as damaged.
+LIVE_READ_ATTEMPTS = 5
+
+
+def _open_recording_once(path: str) -> Recording:
     with open_h5(path) as f:
         version = check_format(f, path)
         notes = []
