@@ -1,5 +1,6 @@
 """Every test: offscreen Qt, and settings and the model registry in temporary places
 (never the user's)."""
+import gc
 import os
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before pytest-qt creates the QApplication
@@ -14,3 +15,19 @@ def isolated_settings(tmp_path, monkeypatch):
     monkeypatch.setenv("WALKERLAB_MODELS", str(tmp_path / "default-models"))
     monkeypatch.delenv("WALKERLAB_THEME", raising=False)
     return path
+
+
+@pytest.fixture(autouse=True)
+def qt_garbage_in_gui_thread(request):
+    """As the app does (host.gui.startup.collect_garbage_in_gui_thread): no automatic
+    collection while a Qt test runs, so no thread of it frees a widget off the GUI thread;
+    the test's garbage is collected here, in the main thread, and collection turned back
+    on for the tests that follow."""
+    uses_qt = "qtbot" in request.fixturenames or "qapp" in request.fixturenames
+    if uses_qt:
+        gc.collect()
+        gc.disable()
+    yield
+    if uses_qt or not gc.isenabled():
+        gc.collect()
+        gc.enable()

@@ -38,4 +38,23 @@ def qt_application(theme: str | None = None):
     app.setApplicationName("WalkerLab")
     app.setOrganizationName("WalkerLab")
     app.setApplicationDisplayName("WalkerLab")
+    collect_garbage_in_gui_thread(app)
     return app
+
+
+def collect_garbage_in_gui_thread(app) -> None:
+    """Run Python's cycle collector only in the GUI thread, on a timer.
+
+    Left automatic, a collection can start in whichever thread happens to allocate (a
+    recording thread, Dask's IO loop under the workbench) and free a cycle that holds a
+    Qt widget there; Qt then destroys the widget off the GUI thread and deadlocks against
+    it (seen in CI: the workbench hung in QObject::~QObject).  pyqtgraph's
+    GarbageCollector turns automatic collection off and collects from a QTimer instead.
+    """
+    import gc
+
+    if getattr(app, "_walkerlab_garbage_collector", None) is None:
+        from pyqtgraph.util.garbage_collector import GarbageCollector
+
+        app._walkerlab_garbage_collector = GarbageCollector(interval=1.0)
+    gc.disable()  # again, should anything have turned it back on since

@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -110,6 +111,24 @@ def test_corrupted_link_keeps_every_intact_frame_and_counts_crc_errors(served_wa
     assert info["crc_errors"] >= 1 and info["samples"] >= intact
 
 
+def _wait_until_recorded(path, samples, proc, timeout_s=120.0):
+    """Poll the live (SWMR) file until it holds ``samples`` samples: the recorder's
+    start-up takes from one to many seconds depending on the machine's load."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read().decode()
+        if path.exists():
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    if len(open_recording(path).samples) >= samples:
+                        return
+            except Exception:  # noqa: BLE001 - not yet readable: the writer is starting
+                pass
+        time.sleep(0.2)
+    pytest.fail("the recorder wrote fewer than %d samples in %.0f s" % (samples, timeout_s))
+
+
 def test_sigkill_of_the_recorder_loses_at_most_a_second_and_recover_restores_all(
         served_walker, tmp_path, capsys):
     served = served_walker(rate_hz=50)
@@ -117,7 +136,7 @@ def test_sigkill_of_the_recorder_loses_at_most_a_second_and_recover_restores_all
     proc = subprocess.Popen([sys.executable, "-m", "host.cli", "record", "--port",
                              served.path, "--duration", "60", "--out", str(out),
                              "--quiet"], stderr=subprocess.PIPE)
-    time.sleep(5.0)
+    _wait_until_recorded(out, samples=150, proc=proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
     rec = open_recording(out)  # opens although the writer died mid-session
