@@ -1,9 +1,12 @@
 """Live time plots: acceleration, leg loads, speed, and the posterior ribbon.
 
-Follows the speed rules of docs (host-anchors 1.3, style-anchors 11): 1 px cosmetic
-pens, no antialiasing, numpy arrays straight from the ring buffers, a fixed x window
-with ``clipToView`` and ``autoDownsample`` ('peak'), and one ``setData`` per curve per
-redraw. NaN rows (gaps) break the lines (``connect='finite'``).
+Live, each plot's curves are one scrolling image (``trace_raster``): the min and max
+of every channel per pixel column (peaks preserved), kept in rings and rasterised
+only for the columns new samples touch, painted as one or two blits; the grid is in
+the same image. Paused, the curves are pyqtgraph ``PlotDataItem``s over a copy of the
+history with ``clipToView`` and ``autoDownsample`` ('peak'). Both follow the speed
+rules of docs (host-anchors 1.3, style-anchors 11): 1 px lines, no antialiasing,
+numpy arrays straight from the ring buffers. NaN rows (gaps) break the lines.
 
 Modes: *live* follows the newest sample with a fixed window; *paused* freezes a copy
 of the history so the user can pan/zoom/scroll while data keeps arriving. Dragging or
@@ -11,6 +14,8 @@ zooming a plot while live pauses it (``sigPaused``).
 """
 from __future__ import annotations
 
+import bisect
+import math
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -23,18 +28,16 @@ from host.gui.display_state import T, DisplayState
 from host.gui.posterior_ribbon import STRIP_GAP, STRIP_HEIGHT, STRIP_TOP, PosteriorRibbon
 from host.gui.processing import V
 from host.gui.theme import LIGHT, Theme
+from host.gui.trace_raster import ColumnRing, TraceImage, rgb32
 
 pg.setConfigOptions(antialias=False, useOpenGL=False)
 AXIS_WIDTH = 66
-# Two curves per channel. Live: a bare PlotCurveItem fed only the window's samples
-# (clipping would do nothing there but redo every curve each time the x range scrolls;
-# measured 2.3 of 6 ms per frame, and PlotDataItem's bookkeeping another ~1 ms for 12
-# curves). Paused: a PlotDataItem holding a copy of the whole history, with clipToView
+# Per channel: a PlotCurveItem that never holds data (its legend entry shows and
+# toggles the channel; live, the plot's TraceImage draws every channel), and a
+# PlotDataItem that holds a copy of the whole history while paused, with clipToView
 # and 'peak' autoDownsample, for panning and zooming out over minutes of data.
-# Live windows with more than this many samples per pixel column are peak-decimated
-# (min/max per column: 3000 samples over ~1000 px paint 2000 points instead of 3000,
-# measured 5.5 -> 3.7 ms per frame for 12 curves; issue 22).
-DOWNSAMPLE_ABOVE_PER_PX = 1.5
+# (Polylines live cost ~4 ms per frame for 12 curves even peak-decimated to two
+# points per pixel column; the scrolling image ~0.3 ms. Issue 22.)
 RIBBON_INTERVAL_S = 0.06
 DEVICE_CACHE = QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache
 
@@ -118,7 +121,24 @@ def major_ticks(axis: pg.AxisItem, lo: float, hi: float, pixels: float) -> list[
 
 
 class TimeAxis(pg.AxisItem):
-    """Seconds since the start of the stream, as s, m:ss or h:mm:ss."""
+    """Seconds since the start of the stream, as s, m:ss or h:mm:ss.
+
+    With ``scrolling`` on (the live view: the range moves every frame), it paints
+    straight from ``scrolling_specs``, the same ticks, labels and pens that pyqtgraph's
+    ``generateDrawSpecs`` gives (tested equal), with the tick spacing, pens and label
+    sizes cached: pyqtgraph recomputes them and measures every label's text on each
+    range change (2.1 ms per frame, a quarter of a live redraw; issue 22).
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.scrolling = False
+        self._text_sizes: dict[str, tuple[float, float]] = {}
+        self._text_font = None
+        self._spacing_key = None
+        self._levels: list = []
+        self._pen_key = None
+        self._tick_pens: list = []
 
     def tickStrings(self, values, scale, spacing):
         out = []
@@ -134,6 +154,157 @@ class TimeAxis(pg.AxisItem):
             out.append("%s%d:%02d:%02d" % (sign, h, m, sec) if h
                        else "%s%d:%02d" % (sign, m, sec))
         return out
+
+    def _fast_case(self) -> bool:
+        return (self.scrolling and self.orientation == "bottom" and self._tickLevels is None
+                and not self.logMode and self.scale == 1 and self.autoSIPrefixScale == 1
+                and self.grid is False and self.style["stopAxisAtTick"] == (False, False))
+
+    def paint(self, p, opt, widget) -> None:
+        if not self._fast_case():
+            return super().paint(p, opt, widget)
+        p.save()
+        if self.style["tickFont"]:
+            p.setFont(self.style["tickFont"])
+        specs = self.scrolling_specs(p)
+        if specs is not None:
+            self.drawPicture(p, *specs)
+        p.restore()
+
+    def _text_size(self, p, text: str) -> tuple[float, float]:
+        size = self._text_sizes.get(text)
+        if size is None:
+            br = p.boundingRect(QtCore.QRectF(0, 0, 100, 100),
+                                QtCore.Qt.AlignmentFlag.AlignCenter, text)
+            size = self._text_sizes[text] = (br.width(), br.height() * 0.8)
+        return size
+
+    def scrolling_specs(self, p):
+        """``generateDrawSpecs`` of a bottom axis without grid, log mode, SI prefix or
+        fixed ticks (see the class docstring); same result, cached where it can be."""
+        Point = QtCore.QPointF
+        bounds = self.mapRectFromParent(self.geometry())
+        span = (bounds.topLeft() + Point(-1.0, 1.0), bounds.topRight() + Point(1.0, 1.0))
+        tick_stop = tick_start = bounds.top()
+        p0, p1 = self.mapToDevice(span[0]), self.mapToDevice(span[1])
+        if p0 is None or p1 is None:
+            return None
+        length = pg.Point(p1 - p0).length()
+        if length == 0:
+            return None
+        x0, x1 = self.range
+        dif = x1 - x0
+        key = (dif, length, self.style["maxTickLevel"], self._tickDensity)
+        if key != self._spacing_key:
+            self._spacing_key = key
+            self._levels = self.tickSpacing(x0, x1, length)
+        if dif == 0:
+            scale, offset = 1.0, 0.0
+        else:
+            scale = bounds.width() / dif
+            offset = x0 * scale
+        xa, xb = x0 * scale - offset, x1 * scale - offset
+        x_min, x_max = min(xa, xb), max(xa, xb)
+        base = self.tickPen()
+        pen_key = (base.color().rgba(), base.widthF(), base.style(), self.style["tickAlpha"],
+                   len(self._levels))
+        if pen_key != self._pen_key:
+            self._pen_key = pen_key
+            self._tick_pens = [self._level_pen(i) for i in range(len(self._levels))]
+        tick_specs = []
+        positions = []
+        level_values = []
+        seen: list[float] = []  # sorted: ticks of the levels before
+        lo, hi = sorted((x0, x1))
+        for i, (spacing, off) in enumerate(self._levels):
+            start = (math.ceil((lo - off) / spacing) * spacing) + off
+            num = int((hi - start) / spacing) + 1
+            atol = spacing * 0.01
+            values = []
+            n_seen = len(seen)
+            for k in range(num):
+                v = k * spacing + start
+                j = bisect.bisect_left(seen, v)  # the nearest seen tick is at j - 1 or j
+                if (j < n_seen and seen[j] - v <= atol) or (j and v - seen[j - 1] <= atol):
+                    continue
+                values.append(v)
+            seen = sorted(seen + values)
+            level_values.append((spacing, values))
+            tick_len = self.style["tickLength"] / ((i * 0.5) + 1.0)
+            pen = self._tick_pens[i]
+            pos = []
+            for v in values:
+                x = (v * scale) - offset
+                if x < x_min or x > x_max:
+                    pos.append(None)
+                    continue
+                pos.append(x)
+                tick_specs.append((pen, Point(x, tick_start), Point(x, tick_stop + tick_len)))
+            positions.append(pos)
+        axis_spec = (self.pen(), span[0], span[1])
+        text_specs = []
+        if not self.style["showValues"]:
+            return axis_spec, tick_specs, text_specs
+        text_offset = self.style["tickTextOffset"][1]
+        font = p.font().key()
+        if font != self._text_font or len(self._text_sizes) > 4096:
+            self._text_font = font
+            self._text_sizes = {}
+        text_size = 0.0
+        text_size2 = last_size2 = 0.0
+        n_rects = 0
+        br = self.boundingRect()
+        flags = (QtCore.Qt.AlignmentFlag.AlignHCenter | QtCore.Qt.AlignmentFlag.AlignTop
+                 | QtCore.Qt.TextFlag.TextDontClip)
+        for i in range(min(len(level_values), self.style["maxTextLevel"] + 1)):
+            spacing, values = level_values[i]
+            strings = self.tickStrings(values, 1.0, spacing)
+            if not strings:
+                continue
+            sizes = []
+            for j, text in enumerate(strings):
+                if positions[i][j] is None:
+                    sizes.append(None)
+                    continue
+                size = self._text_size(p, text)
+                sizes.append(size)
+                text_size += size[0]
+                text_size2 = max(text_size2, size[1])
+                n_rects += 1
+            if not n_rects:
+                text_size = text_size2 = 0.0
+            if i > 0:
+                ratio = float(text_size) / length
+                if any(len(text_specs) >= n and ratio >= limit
+                       for n, limit in self.style["textFillLimits"]):
+                    break
+            last_size2 = text_size2
+            gap = max(0, self.style["tickLength"]) + text_offset
+            for j, text in enumerate(strings):
+                size = sizes[j]
+                if size is None:
+                    continue
+                w, h = size
+                rect = QtCore.QRectF(positions[i][j] - w / 2.0, tick_stop + gap, w, h)
+                if br & rect != rect:
+                    continue
+                text_specs.append((rect, flags, text))
+        self._updateMaxTextSize(last_size2)
+        return axis_spec, tick_specs, text_specs
+
+    def _level_pen(self, i: int) -> QtGui.QPen:
+        alpha = self.style["tickAlpha"]
+        if alpha is None:
+            alpha = 255 / (i + 1)
+        elif isinstance(alpha, float):
+            alpha = min(255, max(0, int(round(alpha * 255))))
+        pen = self.tickPen()
+        if pen.brush().style() == QtCore.Qt.BrushStyle.SolidPattern:
+            pen = QtGui.QPen(pen)
+            colour = QtGui.QColor(pen.color())
+            colour.setAlpha(int(alpha))
+            pen.setColor(colour)
+        return pen
 
 
 class LivePlots(pg.GraphicsLayoutWidget):
@@ -155,7 +326,11 @@ class LivePlots(pg.GraphicsLayoutWidget):
         self._snapshot: dict | None = None
         self._drawn_range: tuple | None = None
         self._drawn_generation = -1
-        self._decimate_buffers: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.rings: list[ColumnRing] = []  # live: one per plot (trace_raster)
+        self.traces: list[TraceImage] = []
+        self._channel_cols: list[np.ndarray] = []
+        self._raster_keys: list[tuple | None] = []
+        self._x_tick: tuple | None = None  # (window, width) -> major tick spacing
         self.ci.layout.setSpacing(2)
         self.ci.setContentsMargins(4, 4, 8, 4)
         for i, row in enumerate(self.rows):
@@ -181,6 +356,14 @@ class LivePlots(pg.GraphicsLayoutWidget):
                 history.append(h)
             for sample, _ in legend.items:  # clicking an entry hides/shows the channel
                 sample.sigClicked.connect(self._sync_history_visibility)
+            ring = ColumnRing(len(row.channels))
+            trace = TraceImage(ring, plot.vb)
+            trace.setZValue(-1)  # under the legend
+            self.rings.append(ring)
+            self.traces.append(trace)
+            self._channel_cols.append(np.array([ch.column for ch in row.channels],
+                                               np.int64))
+            self._raster_keys.append(None)
             # Static between theme changes: paint from a cached pixmap (1.4 ms/frame).
             for item in (legend, *legend.childItems()):
                 for sub in (item, *item.childItems()):
@@ -215,6 +398,7 @@ class LivePlots(pg.GraphicsLayoutWidget):
         for plot in self.plots:
             plot.vb.sigRangeChangedManually.connect(self._manual)
         self._set_ribbon_ticks([])
+        self._show_live(True)
         self.set_theme(theme)
 
     def _setup_plot(self, plot: pg.PlotItem) -> None:
@@ -262,6 +446,9 @@ class LivePlots(pg.GraphicsLayoutWidget):
         for g in self.grids:
             g.setPen(pg.mkPen(grid, width=1))
             g._key = None
+        self._bg_rgb = rgb32(theme.background)
+        self._grid_rgb = rgb32(grid)
+        self._raster_keys = [None] * len(self.rows)
         self._drawn_generation = -1
 
     def set_classes(self, classes: tuple[str, ...]) -> None:
@@ -279,58 +466,14 @@ class LivePlots(pg.GraphicsLayoutWidget):
         self._ticks_for = list(strips)
 
     # ---- modes ----------------------------------------------------------------------
-    @staticmethod
-    def _decimate(x: np.ndarray, y: np.ndarray, step: int, phase: int = 0,
-                  out: tuple[np.ndarray, np.ndarray] | None = None):
-        """'peak' decimation: min and max of every `step` samples, as pyqtgraph does.
-
-        Blocks start where (absolute sample index) % step == 0; `phase` is the number of
-        samples before the first such boundary, which stay as they are, as do the newest
-        samples after the last full block (so the newest sample is always drawn, and the
-        columns do not shimmer as the window scrolls; the line reaches the newest
-        sample's time). `out` (two arrays of at least
-        2 * len(x) // step + 2 * step) is filled instead of allocating.
-        """
-        n = len(x)
-        phase = min(phase, n)
-        blocks = max(0, n - 1 - phase) // step  # the newest sample stays, at its own x
-        if blocks < 2:
-            return x, y
-        end = phase + blocks * step
-        size = phase + 2 * blocks + (n - end)
-        if out is None or len(out[0]) < size:
-            out = (np.empty(size), np.empty(size))
-        xs, ys = out[0][:size], out[1][:size]
-        xs[:phase] = x[:phase]
-        ys[:phase] = y[:phase]
-        k = phase + 2 * blocks
-        xs[phase:k:2] = x[phase:end:step]
-        xs[phase + 1:k:2] = x[phase:end:step]
-        yb = y[phase:end].reshape(blocks, step)
-        lo, hi = ys[phase:k:2], ys[phase + 1:k:2]
-        lo[:] = yb[:, 0]
-        hi[:] = yb[:, 0]
-        for j in range(1, step):  # a few whole-column ufuncs beat min(axis=1) on short rows
-            np.minimum(lo, yb[:, j], out=lo)
-            np.maximum(hi, yb[:, j], out=hi)
-        xs[k:] = x[end:]
-        ys[k:] = y[end:]
-        return xs, ys
-
-    def _buffers(self, curve, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per-curve output arrays for _decimate, reused from frame to frame (the curve
-        holds a view of them until its next setData)."""
-        buf = self._decimate_buffers.get(id(curve))
-        if buf is None or len(buf[0]) < n + 8:
-            buf = (np.empty(2 * n + 64), np.empty(2 * n + 64))
-            self._decimate_buffers[id(curve)] = buf
-        return buf
-
     def _sync_history_visibility(self, *_) -> None:
-        """Paused, the history curves show what the legend (the live curves) says."""
+        """Paused, the history curves show what the legend (the live curves) says;
+        live, the trace images redraw with the channels the legend shows."""
         for curves, history in zip(self.curves, self.history_curves):
             for c, h in zip(curves, history):
                 h.setVisible(not self.live and c.isVisible())
+        self._raster_keys = [None] * len(self.rows)
+        self._drawn_generation = -1
 
     def _manual(self, *_) -> None:
         if self.live:
@@ -358,6 +501,7 @@ class LivePlots(pg.GraphicsLayoutWidget):
                 h.setData(samples[:, T], samples[:, ch.column])
                 c.setData([], [])  # stays "visible": its legend entry toggles the channel
         self._sync_history_visibility()
+        self._show_live(False)
         self._drawn_range = None
 
     def resume(self) -> None:
@@ -367,6 +511,7 @@ class LivePlots(pg.GraphicsLayoutWidget):
             for h in history:
                 h.setVisible(False)
                 h.setData([], [])  # drop the copy of the history
+        self._show_live(True)
         self._drawn_generation = -1
         self._ribbon_drawn_at = 0.0
 
@@ -402,26 +547,12 @@ class LivePlots(pg.GraphicsLayoutWidget):
         else:
             t_end = self.window_s
         x0, x1 = t_end - self.window_s, t_end
-        x = tail[:, T]
-        pixels = max(1.0, self.ribbon_plot.vb.width())
-        per_px = len(tail) / pixels  # above the limit: one min/max pair per pixel column
-        step = int(np.ceil(per_px)) if per_px > DOWNSAMPLE_ABOVE_PER_PX else 1
-        phase = (-(state.samples.total - len(tail))) % step
-        # Gap rows are NaN in every channel: check once, and let the curves skip their
-        # own per-curve finiteness checks when the window has no gap.
-        gap = bool(len(tail)) and bool(np.isnan(tail[:, 1]).any())
-        connect = "finite" if gap else "all"
         self.set_x_range(x0, x1)
-        for i, (row, curves) in enumerate(zip(self.rows, self.curves)):
-            for ch, c in zip(row.channels, curves):
-                if not c.isVisible():
-                    continue
-                y = tail[:, ch.column]
-                xs, ys = (self._decimate(x, y, step, phase, self._buffers(c, len(tail)))
-                          if step > 1 else (x, y))
-                c.setData(xs, ys, connect=connect, skipFiniteCheck=not gap)
-            self._fit_y(i, tail, x0)
-        self._update_grids(x0, x1)
+        x_tick = self._x_tick_spacing()
+        dpr = self.devicePixelRatioF()
+        for i in range(len(self.rows)):
+            self._draw_trace(i, tail, t_end, x0, x_tick, dpr)
+        self._update_ribbon_grid(x0, x1, x_tick)
         # The ribbon image sits in data coordinates, so it scrolls with the view by
         # itself; re-rasterising it at ~15 Hz only delays its newest pixel column.
         now = time.monotonic()
@@ -438,6 +569,75 @@ class LivePlots(pg.GraphicsLayoutWidget):
         self._draw_ribbon(pt, post, {"truth": state.truth, "device": state.device}, x0, x1,
                           placeholder)
         return True
+
+    def _draw_trace(self, i: int, tail: np.ndarray, t_end: float, x0: float,
+                    x_tick: float, dpr: float) -> None:
+        """Bring plot i's column rings up to date and rasterise what changed."""
+        ring, trace, vb = self.rings[i], self.traces[i], self.plots[i].vb
+        width, height = vb.width() * dpr, int(round(vb.height() * dpr))
+        if width < 2 or height < 2 or not len(tail):
+            trace.set_view(QtCore.QRectF(), 0, -1, 0, dpr)
+            return
+        if ring.configure(width, height, self.window_s, dpr):
+            self._raster_keys[i] = None
+        c_a, c_b = ring.reduce(tail[:, T], tail, self._channel_cols[i], t_end)
+        extent = ring.y_extent()
+        self._fit_y_extent(i, *(extent if extent is not None else (0.0, 0.0)))
+        yr = self._yranges[i]
+        shown = 0  # the channels the legend shows, as bits
+        for k, c in enumerate(self.curves[i]):
+            if c.isVisible():
+                shown |= 1 << k
+        key = (yr, height, x_tick, shown)
+        if key != self._raster_keys[i]:  # new y range, size, theme or channels: all
+            self._raster_keys[i] = key
+            ring.set_style([rgb32(ch.colour(self.theme)) for ch in self.rows[i].channels],
+                           [bool(shown >> k & 1) for k in range(len(self.curves[i]))],
+                           major_ticks(self.plots[i].getAxis("left"), yr[0], yr[1],
+                                       height / dpr), yr)
+            c_a = ring.oldest
+        ring.raster(c_a, c_b, yr, self._bg_rgb, self._grid_rgb, x_tick)
+        trace.set_view(vb.rect(), ring.oldest, ring.newest,
+                       int(np.floor(x0 * ring.inv_dt + 0.5)), dpr)
+
+    def _x_tick_spacing(self) -> float:
+        """Major tick spacing of the time axis for the current window and width."""
+        width = self.ribbon_plot.vb.width() or 800
+        key = (self.window_s, width)
+        if self._x_tick is None or self._x_tick[0] != key:
+            axis = self.ribbon_plot.getAxis("bottom")
+            levels = axis.tickValues(0.0, self.window_s, width)
+            self._x_tick = (key, float(levels[0][0]) if levels else 0.0)
+        return self._x_tick[1]
+
+    def _update_ribbon_grid(self, x0: float, x1: float, spacing: float) -> None:
+        """The ribbon's vertical grid lines (they change only when a tick scrolls in
+        or out; the plots' grids are in their trace images)."""
+        xs = []
+        if spacing > 0:
+            v = np.ceil(x0 / spacing) * spacing
+            while v <= x1:
+                xs.append(float(v))
+                v += spacing
+        (_, _), (ry0, ry1) = self.ribbon_plot.vb.viewRange()
+        self.grids[-1].set_lines(xs, [], (0.0, 0.0), (ry0, ry1))
+
+    def _show_live(self, live: bool) -> None:
+        """Live: the trace images; paused: the history curves and grid items."""
+        for trace, grid in zip(self.traces, self.grids):
+            trace.setVisible(live)
+            grid.setVisible(not live)
+        self.ribbon_plot.getAxis("bottom").scrolling = live
+        for ring in self.rings:
+            ring.newest = None  # redo everything on the next live frame
+        self._raster_keys = [None] * len(self.rows)
+
+    def live_columns(self, row: int, channel: int
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What plot `row` draws of `channel` live: (column left-edge times, min, max)
+        per pixel column, oldest first (min > max: nothing in that column)."""
+        t, lo, hi = self.rings[row].columns()
+        return t, lo[channel], hi[channel]
 
     def _refresh_paused(self, placeholder: str) -> bool:
         x0, x1 = self.x_range()
@@ -462,6 +662,7 @@ class LivePlots(pg.GraphicsLayoutWidget):
         return True
 
     def _update_grids(self, x0: float, x1: float) -> None:
+        """Grid lines for the paused view (live, the trace images hold them)."""
         width = self.ribbon_plot.vb.width() or 800
         xs = major_ticks(self.ribbon_plot.getAxis("bottom"), x0, x1, width)
         for i, (plot, grid, yr) in enumerate(zip(self.plots, self.grids, self._yranges)):
@@ -487,7 +688,7 @@ class LivePlots(pg.GraphicsLayoutWidget):
         self.ribbon.set_placeholder(placeholder, self.theme.muted)
 
     def _fit_y(self, i: int, rows: np.ndarray, x0: float) -> None:
-        """Y range with hysteresis: grow at once, shrink only when much too big."""
+        """Y range of plot i for the sample rows from x0 on (paused view)."""
         spec = self.rows[i]
         if len(rows):
             start = int(np.searchsorted(rows[:, T], x0))
@@ -496,9 +697,14 @@ class LivePlots(pg.GraphicsLayoutWidget):
             data = np.zeros((0, 1))
         finite = data[np.isfinite(data)]
         if finite.size:
-            lo, hi = float(finite.min()), float(finite.max())
+            self._fit_y_extent(i, float(finite.min()), float(finite.max()))
         else:
-            lo, hi = 0.0, 0.0
+            self._fit_y_extent(i, 0.0, 0.0)
+
+    def _fit_y_extent(self, i: int, lo: float, hi: float) -> None:
+        """Y range with hysteresis for data in [lo, hi]: grow at once, shrink only
+        when much too big."""
+        spec = self.rows[i]
         if spec.include_zero:
             lo, hi = min(lo, 0.0), max(hi, 0.0)
         span = spec.min_span
