@@ -7,6 +7,7 @@ from host.gui.display_state import DisplayState
 from host.gui.live_plots import LivePlots
 from host.gui.posterior_ribbon import rasterise_labels, rasterise_stack
 from host.gui.processing import N_VALUES, V, DisplayChunk
+from host.gui.trace_raster import rgb32
 
 
 def _chunk(t, classes=("ST", "WF")):
@@ -51,22 +52,34 @@ def test_long_live_windows_are_peak_decimated_without_losing_extremes(qtbot):
     t = np.arange(0, 120, 1 / 200)  # 24,000 samples in a 120 s window
     chunk = _chunk(t)
     chunk.values[12345, V["accel_x"]] = 50.0
+    chunk.values[20000, V["accel_x"]] = -40.0
     state.append(chunk)
     plots.refresh(state)
-    x, y = plots.curves[0][0].getData()
-    assert len(x) <= len(t) / 3 and y.max() == 50.0
+    cols, lo, hi = plots.live_columns(0, 0)
+    width = plots.plots[0].vb.width()
+    assert len(cols) <= width + 2 and hi.max() == 50.0 and lo.min() == -40.0
+    peak = np.flatnonzero(hi == 50.0)
+    assert len(peak) == 1 and cols[peak[0]] <= t[12345] < cols[peak[0]] + 120 / width
+    ring = plots.rings[0]
+    image = ring.image  # the peak is on screen: its column reaches the peak's row
+    y0, y1 = plots._yranges[0]
+    slot = (ring.oldest + peak[0]) % ring.R
+    row = int(np.floor((y1 - 50.0) * ring.height / (y1 - y0)))
+    assert image[row, slot] == rgb32(plots.rows[0].channels[0].colour(plots.theme))
     plots.pause(state)  # history: all samples, pyqtgraph clips and decimates them
     h = plots.history_curves[0][0]
-    assert h.isVisible() and plots.curves[0][0].getData()[0].size == 0
+    assert h.isVisible() and not plots.traces[0].isVisible()
     assert len(h.getData()[0]) == len(t)
     plots.resume()
     x_history = h.getData()[0]
     assert not h.isVisible() and (x_history is None or len(x_history) == 0)
+    assert plots.traces[0].isVisible()
     plots.legends[0].items[1][0].mouseClickEvent(_LeftClick())  # hide channel y
     assert not plots.curves[0][1].isVisible()
     plots.pause(state)
     assert plots.history_curves[0][0].isVisible()
     assert not plots.history_curves[0][1].isVisible()
+    assert image is plots.rings[0].image
 
 
 class _LeftClick:
@@ -78,32 +91,81 @@ class _LeftClick:
         pass
 
 
-def test_peak_decimation_matches_brute_force_and_keeps_the_newest_samples():
-    rng = np.random.default_rng(3)
-    for n, step, phase in [(3000, 3, 0), (3001, 3, 2), (1000, 7, 5), (50, 4, 3)]:
-        x = np.arange(n) * 0.01
-        y = rng.normal(size=n)
-        y[n // 2] = np.nan  # a gap row stays a gap in its block
-        out = (np.empty(2 * n), np.empty(2 * n))
-        xs, ys = LivePlots._decimate(x, y, step, phase, out)
-        want_x, want_y = list(x[:phase]), list(y[:phase])
-        start = phase
-        while start + step <= n - 1:
-            block = y[start:start + step]
-            lo, hi = (np.nan, np.nan) if np.isnan(block).any() else (block.min(), block.max())
-            want_x += [x[start], x[start]]
-            want_y += [lo, hi]
-            start += step
-        want_x += list(x[start:])
-        want_y += list(y[start:])
-        np.testing.assert_array_equal(xs, want_x)
-        np.testing.assert_array_equal(ys, want_y)
-        assert xs[-1] == x[-1] and np.shares_memory(xs, out[0])  # newest sample, no alloc
+def test_the_live_image_shows_each_channel_where_its_columns_say(qtbot):
+    """The pixels of the trace image: every column's [min, max] run in the channel's
+    colour (the last channel on top), a hidden channel nowhere."""
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.resize(900, 600)
+    plots.show()
+    state = DisplayState()
+    t = np.arange(0, 40, 1 / 100)
+    state.append(_chunk(t))
+    plots.curves[1][2].setVisible(False)  # leg RL hidden
+    plots.refresh(state)
+    ring, theme = plots.rings[1], plots.theme
+    _, lo, hi = ring.columns()
+    y0, y1 = plots._yranges[1]
+    scale = ring.height / (y1 - y0)
+    colours = [rgb32(ch.colour(theme)) for ch in plots.rows[1].channels]
+    slots = np.arange(ring.oldest, ring.newest + 1) % ring.R
+    top = {}
+    for k in (0, 1, 3):  # drawn in order: the last one covering a pixel shows
+        for j, s in enumerate(slots):
+            if lo[k, j] <= hi[k, j]:
+                r0 = max(0, int(np.floor((y1 - hi[k, j]) * scale)))
+                r1 = min(ring.height - 1, int(np.floor((y1 - lo[k, j]) * scale)))
+                for r in range(r0, r1 + 1):
+                    top[(r, s)] = colours[k]
+    image = ring.image
+    for (r, s), colour in top.items():
+        assert image[r, s] == colour
+    assert not (image == colours[2]).any() or colours[2] in (colours[0], colours[1],
+                                                             colours[3])
+    drawn = np.zeros(image.shape, bool)
+    for (r, s) in top:
+        drawn[r, s] = True
+    assert not np.isin(image[~drawn], colours).any()  # nothing else in channel colours
+
+
+def test_a_live_frame_allocates_no_arrays_and_keeps_its_buffers(qtbot):
+    """After the first frames, a redraw (new samples, new columns, repaint) reuses the
+    same rings and image, and allocates far less than one curve's window."""
+    import tracemalloc
+
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.resize(900, 600)
+    plots.show()
+    state = DisplayState()
+    rate = 200.0
+    t = np.arange(0, 40, 1 / rate)
+    chunk = _chunk(t)
+    state.append(DisplayChunk(t[:6000], chunk.values[:6000], chunk.posterior[:6000],
+                              chunk.classes, time.time(), n_samples=6000))
+    for _ in range(3):
+        plots.refresh(state)
+        plots.viewport().repaint()
+    buffers = [(r.lo, r.hi, r.image, r.qimage) for r in plots.rings]
+    tracemalloc.start()
+    peaks = []
+    for i in range(6000, 7000, 4):
+        state.append(DisplayChunk(t[i:i + 4], chunk.values[i:i + 4], chunk.posterior[i:i + 4],
+                                  chunk.classes, time.time(), n_samples=4))
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        plots.refresh(state)
+        plots.viewport().repaint()
+        peaks.append(tracemalloc.get_traced_memory()[1] - before)
+    tracemalloc.stop()
+    assert [(r.lo, r.hi, r.image, r.qimage) for r in plots.rings] == buffers
+    window_bytes = 30 * rate * 8  # one curve's window of float64 samples
+    assert max(peaks) < window_bytes / 4, peaks
 
 
 def test_decimated_columns_stay_put_as_the_window_scrolls(qtbot):
-    """Blocks align to the absolute sample index: one more sample leaves the drawn
-    min/max pairs of older blocks unchanged (no shimmer while scrolling)."""
+    """Columns align to absolute time: one more sample leaves the min/max of the
+    older columns unchanged (no shimmer while scrolling)."""
     plots = LivePlots()
     qtbot.addWidget(plots)
     plots.resize(900, 600)
@@ -115,12 +177,14 @@ def test_decimated_columns_stay_put_as_the_window_scrolls(qtbot):
     state.append(DisplayChunk(t[:-1], chunk.values[:-1], chunk.posterior[:-1],
                               chunk.classes, time.time(), n_samples=len(t) - 1))
     plots.refresh(state)
-    x1, y1 = (a.copy() for a in plots.curves[0][0].getData())
+    c1, lo1, hi1 = plots.live_columns(0, 0)
     state.append(DisplayChunk(t[-1:], chunk.values[-1:], chunk.posterior[-1:],
                               chunk.classes, time.time(), n_samples=1))
     plots.refresh(state)
-    x2, y2 = plots.curves[0][0].getData()
-    assert len(x1) < len(t) / 4 and x2[-1] == t[-1]
-    common = np.intersect1d(x1[x1 > x1[0] + 1], x2[x2 > x1[0] + 1])[:-4]
-    i1, i2 = np.searchsorted(x1, common), np.searchsorted(x2, common)
-    np.testing.assert_array_equal(y1[i1], y2[i2])
+    c2, lo2, hi2 = plots.live_columns(0, 0)
+    assert len(c1) < len(t) / 4 and c2[-1] <= t[-1] < c2[-1] + 30.0 / len(c2)
+    common, i1, i2 = np.intersect1d(c1, c2, return_indices=True)
+    assert len(common) > len(c1) - 3
+    # all but the newest column (which the new sample joins) are unchanged
+    np.testing.assert_array_equal(lo1[i1[:-1]], lo2[i2[:-1]])
+    np.testing.assert_array_equal(hi1[i1[:-1]], hi2[i2[:-1]])
