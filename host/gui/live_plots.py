@@ -38,7 +38,7 @@ AXIS_WIDTH = 66
 # and 'peak' autoDownsample, for panning and zooming out over minutes of data.
 # (Polylines live cost ~4 ms per frame for 12 curves even peak-decimated to two
 # points per pixel column; the scrolling image ~0.3 ms. Issue 22.)
-RIBBON_INTERVAL_S = 0.06
+_NO_TIMES = np.zeros(0)
 DEVICE_CACHE = QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache
 
 
@@ -326,6 +326,7 @@ class LivePlots(pg.GraphicsLayoutWidget):
         self._snapshot: dict | None = None
         self._drawn_range: tuple | None = None
         self._drawn_generation = -1
+        self._placeholder_shown: tuple | None = None
         self.rings: list[ColumnRing] = []  # live: one per plot (trace_raster)
         self.traces: list[TraceImage] = []
         self._channel_cols: list[np.ndarray] = []
@@ -392,8 +393,6 @@ class LivePlots(pg.GraphicsLayoutWidget):
         for i in range(len(self.rows)):
             lay.setRowStretchFactor(i, 3)
         lay.setRowStretchFactor(len(self.rows), 2)
-        self._ribbon_drawn_at = 0.0
-        self._ribbon_had_data = False
         self.ribbon_plot.vb.sigRangeChangedManually.connect(self._manual)
         for plot in self.plots:
             plot.vb.sigRangeChangedManually.connect(self._manual)
@@ -449,12 +448,13 @@ class LivePlots(pg.GraphicsLayoutWidget):
         self._bg_rgb = rgb32(theme.background)
         self._grid_rgb = rgb32(grid)
         self._raster_keys = [None] * len(self.rows)
+        self._placeholder_shown = None
+        self.ribbon.set_live(self.live)  # redraw it in the new colours
         self._drawn_generation = -1
 
     def set_classes(self, classes: tuple[str, ...]) -> None:
         self.ribbon.set_classes(classes)
         self._drawn_generation = -1
-        self._ribbon_drawn_at = 0.0
 
     def _set_ribbon_ticks(self, strips: list[str]) -> None:
         ticks = [(0.5, "activity")]
@@ -513,7 +513,6 @@ class LivePlots(pg.GraphicsLayoutWidget):
                 h.setData([], [])  # drop the copy of the history
         self._show_live(True)
         self._drawn_generation = -1
-        self._ribbon_drawn_at = 0.0
 
     def x_range(self) -> tuple[float, float]:
         (x0, x1), _ = self.ribbon_plot.vb.viewRange()
@@ -552,22 +551,14 @@ class LivePlots(pg.GraphicsLayoutWidget):
         dpr = self.devicePixelRatioF()
         for i in range(len(self.rows)):
             self._draw_trace(i, tail, t_end, x0, x_tick, dpr)
-        self._update_ribbon_grid(x0, x1, x_tick)
-        # The ribbon image sits in data coordinates, so it scrolls with the view by
-        # itself; re-rasterising it at ~15 Hz only delays its newest pixel column.
-        now = time.monotonic()
-        if now - self._ribbon_drawn_at < RIBBON_INTERVAL_S and state.classes == \
-                self.ribbon.classes and self._ribbon_had_data:
-            return True
-        self._ribbon_drawn_at = now
-        self._ribbon_had_data = state.posterior is not None and len(state.posterior) > 0
-        post = None
-        pt = np.zeros(0)
+        post, pt = None, _NO_TIMES
         if state.posterior is not None:
             ptail = state.tail(state.posterior, self.window_s + margin, t_end)
             pt, post = ptail[:, T], ptail[:, 1:]
-        self._draw_ribbon(pt, post, {"truth": state.truth, "device": state.device}, x0, x1,
-                          placeholder)
+        self.ribbon.update_live(pt, post, {"truth": state.truth, "device": state.device},
+                                t_end, self.window_s, x_tick, dpr, self.theme.background,
+                                self.theme.grid_colour)
+        self._ribbon_labels(placeholder)
         return True
 
     def _draw_trace(self, i: int, tail: np.ndarray, t_end: float, x0: float,
@@ -610,23 +601,17 @@ class LivePlots(pg.GraphicsLayoutWidget):
             self._x_tick = (key, float(levels[0][0]) if levels else 0.0)
         return self._x_tick[1]
 
-    def _update_ribbon_grid(self, x0: float, x1: float, spacing: float) -> None:
-        """The ribbon's vertical grid lines (they change only when a tick scrolls in
-        or out; the plots' grids are in their trace images)."""
-        xs = []
-        if spacing > 0:
-            v = np.ceil(x0 / spacing) * spacing
-            while v <= x1:
-                xs.append(float(v))
-                v += spacing
-        (_, _), (ry0, ry1) = self.ribbon_plot.vb.viewRange()
-        self.grids[-1].set_lines(xs, [], (0.0, 0.0), (ry0, ry1))
-
     def _show_live(self, live: bool) -> None:
         """Live: the trace images; paused: the history curves and grid items."""
-        for trace, grid in zip(self.traces, self.grids):
+        for plot, trace, grid in zip(self.plots, self.traces, self.grids):
             trace.setVisible(live)
             grid.setVisible(not live)
+            # Live, nothing in the plots is in data coordinates (the traces are in
+            # pixels), so only the ribbon follows the time range: moving five linked
+            # ViewBoxes cost 2/3 of a frame's setup. Paused, they pan and zoom together.
+            plot.setXLink(None if live else self.ribbon_plot)
+        self.grids[-1].setVisible(not live)
+        self.ribbon.set_live(live)
         self.ribbon_plot.getAxis("bottom").scrolling = live
         for ring in self.rings:
             ring.newest = None  # redo everything on the next live frame
@@ -680,12 +665,19 @@ class LivePlots(pg.GraphicsLayoutWidget):
     def _draw_ribbon(self, t, P, labels, x0, x1, placeholder) -> None:
         width = int(self.ribbon_plot.vb.width()) or 800
         self.ribbon.update(t, P, labels, x0, x1, width)
+        self._ribbon_labels(placeholder)
+
+    def _ribbon_labels(self, placeholder: str) -> None:
+        """The ribbon's y ticks (activity, strips) and placeholder, when they change."""
         strips = self.ribbon.strip_names()
         if strips != getattr(self, "_ticks_for", None) or (
                 bool(self.ribbon.classes) != getattr(self, "_ticks_classes", None)):
             self._ticks_classes = bool(self.ribbon.classes)
             self._set_ribbon_ticks(strips)
-        self.ribbon.set_placeholder(placeholder, self.theme.muted)
+        shown = (placeholder, self.theme.muted)
+        if shown != self._placeholder_shown:
+            self._placeholder_shown = shown
+            self.ribbon.set_placeholder(placeholder, self.theme.muted)
 
     def _fit_y(self, i: int, rows: np.ndarray, x0: float) -> None:
         """Y range of plot i for the sample rows from x0 on (paused view)."""

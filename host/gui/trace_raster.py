@@ -210,19 +210,17 @@ class ColumnRing:
     def column(self, t: float) -> int:
         return int(math.floor(t * self.inv_dt))
 
-    def reduce(self, t: np.ndarray, data: np.ndarray, cols: np.ndarray, t_end: float
-               ) -> tuple[int, int]:
-        """Bring the rings up to the newest sample t_end; returns the absolute columns
-        (first, last) that changed. t/data: at least the visible window's samples."""
+    def advance(self, t_end: float) -> tuple[int, int]:
+        """Move the ring on to the newest time t_end; returns the absolute columns
+        (first, last) to recompute: from the previous newest column on, or every
+        visible column after a jump, a step back or a new geometry. Columns that
+        scrolled out of view are emptied (the y fit reads every slot)."""
         c_new = self.column(t_end)
         c_left = self.column(t_end - self.width / self.inv_dt)
         full = (self.newest is None or c_new < self.newest or c_new - self.newest >= self.R
                 or self.oldest is None or c_left < self.oldest)
         c_a = c_left if full else self.newest
-        i0 = int(np.searchsorted(t, c_a / self.inv_dt, side="left")) - 1
-        reduce_columns(t, data, cols, i0, c_a, c_new, self.inv_dt, self.lo, self.hi)
-        # Columns that scrolled out of view are emptied (the y fit reads every slot);
-        # those older than c_new - R share their slots with columns just reduced.
+        # Columns older than c_new - R share their slots with columns recomputed now.
         first_held = c_new - self.R + 1
         if full:
             clear_columns(first_held, c_a - 1, self.lo, self.hi)
@@ -230,6 +228,15 @@ class ColumnRing:
             clear_columns(max(self.oldest, first_held), c_left - 1, self.lo, self.hi)
         self.oldest = c_left
         self.newest = c_new
+        return c_a, c_new
+
+    def reduce(self, t: np.ndarray, data: np.ndarray, cols: np.ndarray, t_end: float
+               ) -> tuple[int, int]:
+        """Bring the rings up to the newest sample t_end; returns the absolute columns
+        (first, last) that changed. t/data: at least the visible window's samples."""
+        c_a, c_new = self.advance(t_end)
+        i0 = int(np.searchsorted(t, c_a / self.inv_dt, side="left")) - 1
+        reduce_columns(t, data, cols, i0, c_a, c_new, self.inv_dt, self.lo, self.hi)
         return c_a, c_new
 
     def y_extent(self) -> tuple[float, float] | None:
