@@ -129,8 +129,9 @@ def test_the_live_image_shows_each_channel_where_its_columns_say(qtbot):
 
 
 def test_a_live_frame_allocates_no_arrays_and_keeps_its_buffers(qtbot):
-    """After the first frames, a redraw (new samples, new columns, repaint) reuses the
-    same rings and image, and allocates far less than one curve's window."""
+    """After the first frames, a redraw (new samples, new columns, ribbon, repaint)
+    reuses the same rings and images, and allocates far less than one curve's window
+    (what remains is Python's small objects)."""
     import tracemalloc
 
     plots = LivePlots()
@@ -143,10 +144,14 @@ def test_a_live_frame_allocates_no_arrays_and_keeps_its_buffers(qtbot):
     chunk = _chunk(t)
     state.append(DisplayChunk(t[:6000], chunk.values[:6000], chunk.posterior[:6000],
                               chunk.classes, time.time(), n_samples=6000))
+    state.truth.append(1.0, "ST")  # a truth strip under the ribbon too
+    plots.set_classes(state.classes)
     for _ in range(3):
         plots.refresh(state)
         plots.viewport().repaint()
-    buffers = [(r.lo, r.hi, r.image, r.qimage) for r in plots.rings]
+    rings = [*plots.rings, plots.ribbon.ring]
+    buffers = [(r.lo, r.hi, r.image, r.qimage) for r in rings]
+    assert plots.ribbon.strip_names() == ["truth"]
     tracemalloc.start()
     peaks = []
     for i in range(6000, 7000, 4):
@@ -158,7 +163,10 @@ def test_a_live_frame_allocates_no_arrays_and_keeps_its_buffers(qtbot):
         plots.viewport().repaint()
         peaks.append(tracemalloc.get_traced_memory()[1] - before)
     tracemalloc.stop()
-    assert [(r.lo, r.hi, r.image, r.qimage) for r in plots.rings] == buffers
+    assert [(r.lo, r.hi, r.image, r.qimage) for r in rings] == buffers
+    ribbon = plots.ribbon.ring.image
+    assert np.isin(ribbon, plots.ribbon._class_luts(plots.theme.background,
+                                                    plots.theme.grid_colour)[0]).any()
     window_bytes = 30 * rate * 8  # one curve's window of float64 samples
     assert max(peaks) < window_bytes / 4, peaks
 
