@@ -134,3 +134,47 @@ def test_raster_paints_each_column_span_in_channel_order_over_the_grid():
     assert (img == colours[1]).sum() == 0
     assert np.all(img[:, 9] == colours[2])  # clipped to the full height
     assert (img[:, 7] == colours[0]).sum() == 0
+
+
+def test_live_ribbon_columns_equal_the_paused_rasterisation():
+    """The ribbon ring's stacked area and label strip, column by column, are what
+    rasterise_stack / rasterise_labels draw for the same columns (the paused view)."""
+    from host.gui.posterior_ribbon import (raster_label_columns, raster_stack_columns,
+                                           rasterise_labels, rasterise_stack)
+
+    rng = np.random.default_rng(4)
+    t = np.sort(rng.uniform(0, 20, 700))
+    t = t[np.diff(t, prepend=-1) > 1e-6]
+    t[300:] += 2.0  # a 2 s hole: columns in it stay empty
+    P = rng.dirichlet(np.ones(5) * 0.5, size=len(t))
+    P[50] = np.nan  # a gap row
+    inv_dt, rows, R = 9.7, 37, 260
+    c_a, c_b = 5, 5 + R - 1
+    sentinel = np.uint32(0xFF123456)
+    img = np.full((50, R), sentinel, np.uint32)
+    lut = np.arange(5, dtype=np.uint32) + 0xFF000000
+    grid_lut = lut + 100
+    raster_stack_columns(img, t, P, c_a, c_b, inv_dt, 0.5, 3, rows, lut, grid_lut, 0.0,
+                         np.zeros(5))
+    ref_lut = np.array([[k, 0, 0, 255] for k in range(5)], np.uint8)
+    ref = rasterise_stack(t, P, ref_lut, c_a / inv_dt, (c_b + 1) / inv_dt, R, rows=rows)
+    slots = np.arange(c_a, c_b + 1) % R
+    for j, s in enumerate(slots):
+        column = img[3:3 + rows, s][::-1]  # bottom first, as rasterise_stack
+        if ref[j, 0, 3] == 0:
+            assert np.all(img[:, s] == sentinel)
+        else:
+            np.testing.assert_array_equal(column, lut[ref[j, :, 0]])
+    assert (ref[:, 0, 3] == 0).sum() > 10 and (ref[:, 0, 3] > 0).sum() > 100
+    # a label strip: labels every ~3 s held 1.5 s
+    lt = np.array([0.5, 3.0, 7.5, 9.0, 15.0])
+    codes = np.array([0.0, 2.0, 1.0, 2.0, 0.0])
+    img[:] = sentinel
+    raster_label_columns(img, lt, codes, c_a, c_b, inv_dt, 1.5, 40, 44, lut, grid_lut, 0.0)
+    ref = rasterise_labels(lt, codes, ref_lut, c_a / inv_dt, (c_b + 1) / inv_dt, R)
+    for j, s in enumerate(slots):
+        if ref[j, 0, 3] == 0:
+            assert np.all(img[:, s] == sentinel)
+        else:
+            assert np.all(img[40:44, s] == lut[ref[j, 0, 0]])
+            assert np.all(img[:40, s] == sentinel) and np.all(img[44:, s] == sentinel)
