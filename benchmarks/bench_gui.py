@@ -1,14 +1,21 @@
 """Live monitor (issue 7): redraw cost, display latency, memory over a long session.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_gui.py [--minutes 60]
-        [--only redraw,latency,memory] [--model MODEL.npz] [--redraws 1000] [--quick]
+        [--only redraw,breakdown,latency,memory] [--model MODEL.npz] [--redraws 1000]
+        [--quick]
 
-1. redraw: ms per frame to set 12 curves (30 s window at 100 and 200 Hz, from the
-   ring buffers) plus the posterior ribbon (10 classes), and to paint them (a
-   synchronous repaint of the whole widget, rendered on the CPU); min/median/max over
-   1,000 redraws; the same for the whole monitor window. Goals (issue 22): < 8 ms at
-   100 Hz, < 12 ms at 200 Hz. Wall time; the CPU time of the GUI thread beside it
-   (the wall time includes waits for a core when the machine is shared).
+1. redraw: ms per frame to bring 12 curves up to date (30 s window at 100 and 200 Hz,
+   from the ring buffers) plus the posterior ribbon (10 classes), and to paint them
+   (a synchronous repaint of the whole widget, rendered on the CPU); min/median/max
+   over 1,000 redraws; the same for the whole monitor window, and plain pyqtgraph
+   (PlotDataItems with clipToView and 'peak' auto-downsampling) for scale. Goals
+   (issue 22): < 8 ms at 100 Hz, < 12 ms at 200 Hz. Wall time; the CPU time of the GUI
+   thread beside it (the wall time includes waits for a core when the machine is
+   shared).
+   breakdown: where a 30 s / 100 Hz redraw's CPU time goes: the setup by step (x range,
+   curves, ribbon, the rest) and the paint by item group (each group hidden in turn
+   for blocks of redraws, interleaved with full ones; "rest" is with all hidden:
+   background, layout, the remaining pyqtgraph items).
 2. latency: a virtual walker at 100 Hz on a pty, the real window with a model; for
    every redraw, from the arrival of a frame at the serial reader thread to the end of
    the synchronous repaint that shows its posterior. Goal: < 50 ms.
@@ -95,10 +102,12 @@ def _posterior(n: int, t0: float, k: int, rng, rate: float = RATE_HZ) -> np.ndar
     return np.column_stack([t, p])
 
 
-def bench_redraw(frames: int = 1000, fps: float = 60.0, cases=((WINDOW_S, 100.0),
-                 (WINDOW_S, 200.0), (10.0, 100.0)), baseline: bool = True) -> dict:
-    """Per redraw: refresh (setData of 12 curves, x range, y fit, grid, ribbon) plus a
-    synchronous repaint of the whole plot widget; min/median/max over `frames`."""
+CLASSES = ("NTW", "ST", "WF", "TL", "TR", "WB", "RT", "SW", "GUR", "GDR")
+
+
+def _plots_streaming(window_s: float, rate: float, fps: float):
+    """A shown LivePlots (12 curves in 4 plots, 1100 x 720) over a full window of
+    synthetic data, and a function that appends one redraw's worth (rate / fps rows)."""
     from host.gui.display_state import DisplayState
     from host.gui.live_plots import Channel, LivePlots, PlotRow
     from host.gui.ring_buffer import RingBuffer
@@ -110,36 +119,45 @@ def bench_redraw(frames: int = 1000, fps: float = 60.0, cases=((WINDOW_S, 100.0)
     rows = tuple(PlotRow("row %d" % r, "u", tuple(
         Channel("c%d" % (3 * r + j), 1 + 3 * r + j, lambda th, c=colours[3 * r + j]: c)
         for j in range(3)), min_span=1.0) for r in range(4))
-    classes = ("NTW", "ST", "WF", "TL", "TR", "WB", "RT", "SW", "GUR", "GDR")
+    plots = LivePlots(rows=rows)
+    plots.resize(1100, 720)
+    plots.show()
+    state = DisplayState()
+    state.samples = RingBuffer(state.history_rows, 13)
+    state.set_classes(CLASSES)
+    rng = np.random.default_rng(0)
+    n0 = int(window_s * rate)
+    state.samples.append(_synthetic(n0, 0.0, 12, rng, rate))
+    state.posterior.append(_posterior(n0, 0.0, len(CLASSES), rng, rate))
+    plots.set_classes(CLASSES)
+    plots.set_window(window_s)
+    clock = {"t": n0 / rate, "carry": 0.0}
+
+    def advance() -> None:
+        clock["carry"] += rate / fps
+        n = int(clock["carry"])
+        clock["carry"] -= n
+        state.samples.append(_synthetic(n, clock["t"], 12, rng, rate))
+        state.posterior.append(_posterior(n, clock["t"], len(CLASSES), rng, rate))
+        clock["t"] += n / rate
+        state.generation += 1
+
+    QtWidgets.QApplication.processEvents()
+    return plots, state, advance
+
+
+def bench_redraw(frames: int = 1000, fps: float = 60.0, cases=((WINDOW_S, 100.0),
+                 (WINDOW_S, 200.0), (10.0, 100.0)), baseline: bool = True) -> dict:
+    """Per redraw: refresh (12 curves, x range, y fit, grid, ribbon) plus a synchronous
+    repaint of the whole plot widget; min/median/max over `frames`."""
     results = {}
     for window_s, rate in cases:
         label = "12 curves + ribbon, %g s at %g Hz" % (window_s, rate)
-        rows_spec, n_curves = rows, 12
-        plots = LivePlots(rows=rows_spec)
-        plots.resize(1100, 720)
-        plots.show()
-        state = DisplayState()
-        state.samples = RingBuffer(state.history_rows, 13)
-        state.set_classes(classes)
-        rng = np.random.default_rng(0)
-        n0 = int(window_s * rate)
-        state.samples.append(_synthetic(n0, 0.0, 12, rng, rate))
-        state.posterior.append(_posterior(n0, 0.0, len(classes), rng, rate))
-        plots.set_classes(classes)
-        plots.set_window(window_s)
-        t_next = n0 / rate
-        per_frame = rate / fps
-        carry = 0.0
+        n_curves, n0 = 12, int(window_s * rate)
+        plots, state, advance = _plots_streaming(window_s, rate, fps)
         set_ms, paint_ms, cpu_ms = [], [], []
-        QtWidgets.QApplication.processEvents()
         for i in range(frames + 20):
-            carry += per_frame
-            n = int(carry)
-            carry -= n
-            state.samples.append(_synthetic(n, t_next, 12, rng, rate))
-            state.posterior.append(_posterior(n, t_next, len(classes), rng, rate))
-            t_next += n / rate
-            state.generation += 1
+            advance()
             c0 = time.thread_time()
             a = time.perf_counter()
             plots.refresh(state)
@@ -157,7 +175,8 @@ def bench_redraw(frames: int = 1000, fps: float = 60.0, cases=((WINDOW_S, 100.0)
                           "paint_ms": statistics.median(paint_ms),
                           "total_ms": statistics.median(tot), "min_ms": min(tot),
                           "max_ms": max(tot), "p95_ms": pct(tot, 95),
-                          "cpu_ms": statistics.median(cpu_ms)}
+                          "cpu_ms": statistics.median(cpu_ms), "cpu_min_ms": min(cpu_ms),
+                          "cpu_max_ms": max(cpu_ms)}
         plots.close()
         plots.deleteLater()
     if baseline:
@@ -165,6 +184,96 @@ def bench_redraw(frames: int = 1000, fps: float = 60.0, cases=((WINDOW_S, 100.0)
         results["whole window, 30 s"] = bench_window_redraw(n_base, fps)
         results["plain pyqtgraph, 30 s"] = bench_baseline(n_base, fps)
     return results
+
+
+def bench_breakdown(blocks: int = 4, per_block: int = 40, fps: float = 60.0) -> dict:
+    """CPU ms of a 30 s / 100 Hz redraw by part (see the module docstring)."""
+    plots, state, advance = _plots_streaming(WINDOW_S, RATE_HZ, fps)
+    ribbon = plots.ribbon
+    set_parts = {"x range": [(plots, "set_x_range")],
+                 "curves": [(plots, "_draw_trace"), (plots, "_decimate"),
+                            (plots, "_fit_y"), (plots, "_update_grids")],
+                 "ribbon": [(ribbon, "update_live"), (ribbon, "update"),
+                            (plots, "_ribbon_labels"), (plots, "_draw_ribbon")]}
+    for cs in plots.curves:  # the old drawing: setData of every live curve
+        set_parts["curves"] += [(c, "setData") for c in cs]
+    spent = {name: 0.0 for name in set_parts}
+    depth = {"n": 0}
+
+    def timed(name, fn):
+        def run(*args, **kwargs):
+            depth["n"] += 1
+            c0 = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                depth["n"] -= 1
+                if depth["n"] == 0:  # outermost timed call only
+                    spent[name] += time.thread_time() - c0
+        return run
+
+    for name, targets in set_parts.items():
+        for obj, attr in targets:
+            if hasattr(obj, attr):
+                setattr(obj, attr, timed(name, getattr(obj, attr)))
+    traces = getattr(plots, "traces", None) or [c for cs in plots.curves for c in cs]
+    groups = {
+        "curves": list(traces),
+        "grids": [g for g in plots.grids if g.isVisible()],
+        "ribbon": [getattr(ribbon, "live_image", None) or ribbon.image],
+        "legends": list(plots.legends),
+        "left axes": [p.getAxis("left") for p in (*plots.plots, plots.ribbon_plot)],
+        "time axis": [plots.ribbon_plot.getAxis("bottom")],
+    }
+    groups = {name: items for name, items in groups.items() if items}
+    every = [item for items in groups.values() for item in items]
+    for _ in range(30):
+        advance()
+        plots.refresh(state)
+        plots.viewport().repaint()
+
+    def block(hidden) -> float:
+        for item in hidden:
+            item.setVisible(False)
+        out = []
+        for _ in range(per_block):
+            advance()
+            plots.refresh(state)
+            plots.viewport().repaint()  # repaint the new frame once, then time a repaint
+            c0 = time.thread_time()
+            plots.viewport().repaint()
+            out.append(time.thread_time() - c0)
+        for item in hidden:
+            item.setVisible(True)
+        return statistics.median(out)
+
+    full, without, rest = [], {name: [] for name in groups}, []
+    for _ in range(blocks):
+        full.append(block([]))
+        for name, items in groups.items():
+            without[name].append(block(items))
+        rest.append(block(every))
+    paint = statistics.median(full)
+    # the setup, timed over separate frames
+    for name in spent:
+        spent[name] = 0.0
+    set_total = []
+    n = blocks * per_block
+    for _ in range(n):
+        advance()
+        c0 = time.thread_time()
+        plots.refresh(state)
+        set_total.append(time.thread_time() - c0)
+        plots.viewport().repaint()
+    set_ms = {name: 1e3 * v / n for name, v in spent.items()}
+    set_ms["other"] = 1e3 * sum(set_total) / n - sum(set_ms.values())
+    plots.close()
+    plots.deleteLater()
+    return {"set_ms": set_ms, "set_total_ms": 1e3 * sum(set_total) / n,
+            "paint_ms": 1e3 * paint,
+            "paint_parts_ms": {name: 1e3 * (paint - statistics.median(v))
+                               for name, v in without.items()},
+            "paint_rest_ms": 1e3 * statistics.median(rest)}
 
 
 def bench_baseline(frames: int = 300, fps: float = 30.0) -> dict:
@@ -380,7 +489,7 @@ def main() -> None:
                         help="stream length of the memory run (default an hour)")
     parser.add_argument("--speed", type=float, default=20.0)
     parser.add_argument("--latency-seconds", type=float, default=15.0)
-    parser.add_argument("--only", default="redraw,latency,memory")
+    parser.add_argument("--only", default="redraw,breakdown,latency,memory")
     parser.add_argument("--redraws", type=int, default=1000,
                         help="redraws per case (min/median/max over them)")
     parser.add_argument("--quick", action="store_true",
@@ -391,7 +500,7 @@ def main() -> None:
     sys.stdout.reconfigure(line_buffering=True)  # in order with the memory subprocess
     only = set(args.only.split(","))
     if args.quick:
-        only &= {"redraw"}
+        only &= {"redraw", "breakdown"}
     import platform
 
     from PySide6 import __version__ as pyside
@@ -409,10 +518,12 @@ def main() -> None:
         for label, v in r.items():
             if "set_ms" in v:
                 print("redraw %-34s %2d curves x %5d pts, %d redraws: min %.1f / median "
-                      "%.1f / max %.1f ms (set %.1f + paint %.1f; CPU %.1f ms), p95 %.1f"
+                      "%.1f / max %.1f ms (set %.1f + paint %.1f), p95 %.1f; CPU min %.1f / "
+                      "median %.1f / max %.1f ms"
                       % (label, v["curves"], v["points_per_curve"], v["frames"],
                          v["min_ms"], v["total_ms"], v["max_ms"], v["set_ms"],
-                         v["paint_ms"], v["cpu_ms"], v["p95_ms"]))
+                         v["paint_ms"], v["p95_ms"], v["cpu_min_ms"], v["cpu_ms"],
+                         v["cpu_max_ms"]))
                 continue
             if "grab_ms" in v:
                 extra = " (tick + event-loop paint; full-window grab %.1f)" % v["grab_ms"]
@@ -421,6 +532,15 @@ def main() -> None:
             print("redraw %-34s %2d curves x %5d pts: %.1f ms/frame median%s, p95 %.1f ms"
                   % (label, v["curves"], v["points_per_curve"], v["total_ms"], extra,
                      v["p95_ms"]))
+    if "breakdown" in only:
+        v = bench_breakdown(blocks=1 if args.quick else 4, per_block=10 if args.quick
+                            else 40)
+        print("breakdown (CPU ms per redraw, 30 s at 100 Hz): set %.2f = %s; paint %.2f = "
+              "%s, rest %.2f" % (
+                  v["set_total_ms"], " + ".join("%s %.2f" % kv for kv in v["set_ms"].items()),
+                  v["paint_ms"], " + ".join("%s %.2f" % kv
+                                            for kv in v["paint_parts_ms"].items()),
+                  v["paint_rest_ms"]))
     if "latency" in only:
         for hz in (30.0, 60.0):
             v = bench_latency(model, args.latency_seconds, hz)
