@@ -40,6 +40,7 @@ AXIS_WIDTH = 66
 # points per pixel column; the scrolling image ~0.3 ms. Issue 22.)
 _NO_TIMES = np.zeros(0)
 DEVICE_CACHE = QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache
+NO_CONTENTS = QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemHasNoContents
 
 
 @dataclass(frozen=True)
@@ -346,6 +347,7 @@ class LivePlots(pg.GraphicsLayoutWidget):
             curves, history = [], []
             for ch in row.channels:
                 c = pg.PlotCurveItem(name=ch.name, connect="finite")
+                c.setFlag(NO_CONTENTS, True)  # never holds data: Qt need not paint it
                 plot.addItem(c)
                 legend.addItem(c, ch.name)
                 curves.append(c)
@@ -365,10 +367,14 @@ class LivePlots(pg.GraphicsLayoutWidget):
             self._channel_cols.append(np.array([ch.column for ch in row.channels],
                                                np.int64))
             self._raster_keys.append(None)
-            # Static between theme changes: paint from a cached pixmap (1.4 ms/frame).
+            # Static between theme changes: paint from cached pixmaps (1.4 ms/frame);
+            # the LabelItems paint nothing themselves (their text child does).
             for item in (legend, *legend.childItems()):
                 for sub in (item, *item.childItems()):
-                    sub.setCacheMode(DEVICE_CACHE)
+                    if isinstance(sub, pg.LabelItem):
+                        sub.setFlag(NO_CONTENTS, True)
+                    else:
+                        sub.setCacheMode(DEVICE_CACHE)
             self.plots.append(plot)
             self.curves.append(curves)
             self.history_curves.append(history)
@@ -414,7 +420,12 @@ class LivePlots(pg.GraphicsLayoutWidget):
             if not axis.isVisible():
                 axis.unlinkFromView()
         # The y axis changes only with the y range: paint it from a cached pixmap.
+        # The y axis and the axis titles change only with the y range / theme: paint
+        # them from cached pixmaps. ViewBoxes without a border paint nothing.
         plot.getAxis("left").setCacheMode(DEVICE_CACHE)
+        for name in ("left", "bottom"):
+            plot.getAxis(name).label.setCacheMode(DEVICE_CACHE)
+        plot.vb.setFlag(NO_CONTENTS, True)
 
     # ---- appearance -------------------------------------------------------------------
     def set_theme(self, theme: Theme) -> None:
