@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import math
-import time
 from dataclasses import dataclass
 from typing import Callable
 

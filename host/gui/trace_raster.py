@@ -30,7 +30,6 @@ import numba
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-EMPTY_LO = np.inf  # an empty column: lo > hi
 MAX_GRID_ROWS = 64
 
 
@@ -181,7 +180,8 @@ class ColumnRing:
         self.hi = np.full((n_channels, 1), -np.inf)
         self.image = np.zeros((1, 1), np.uint32)
         self.qimage: QtGui.QImage | None = None
-        self.order = np.zeros(n_channels, np.int64)
+        self.order = np.zeros(n_channels, np.int64)  # channels drawn, in order
+        self._n_order = 0
         self.colours = np.zeros(n_channels, np.uint32)
         self.grid_rows = np.zeros(MAX_GRID_ROWS, np.int64)
         self.n_grid_rows = 0
@@ -268,7 +268,6 @@ class ColumnRing:
         self.grid_rows[:len(rows)] = rows
         self.n_grid_rows = len(rows)
 
-    _n_order = 0
 
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(left edge times, lo, hi) of the held columns oldest first: copies, for
