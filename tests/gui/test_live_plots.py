@@ -196,3 +196,36 @@ def test_decimated_columns_stay_put_as_the_window_scrolls(qtbot):
     # all but the newest column (which the new sample joins) are unchanged
     np.testing.assert_array_equal(lo1[i1[:-1]], lo2[i2[:-1]])
     np.testing.assert_array_equal(hi1[i1[:-1]], hi2[i2[:-1]])
+
+
+def test_the_live_time_axis_lays_out_what_pyqtgraph_would(qtbot):
+    """TimeAxis.scrolling_specs (cached spacing, pens and label sizes) gives the same
+    axis line, ticks, pens, label texts and rectangles as pyqtgraph's
+    generateDrawSpecs, over windows and positions that move labels in and out."""
+    from PySide6 import QtGui
+
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.resize(900, 600)
+    plots.show()
+    axis = plots.ribbon_plot.getAxis("bottom")
+
+    def plain(specs):
+        (pen, a, b), ticks, texts = specs
+        return ((pen.color().rgba(), a.x(), a.y(), b.x(), b.y()),
+                [(p.color().rgba(), p.widthF(), p1.x(), p1.y(), p2.x(), p2.y())
+                 for p, p1, p2 in ticks],
+                [(r.getRect(), int(f), s) for r, f, s in texts])
+
+    compared = 0
+    for window in (1.0, 10.0, 30.0, 120.0, 600.0, 7200.0):
+        for k in range(40):
+            x0 = 3.0 + k * window * 0.0731 + (3600.0 if window > 100 else 0.0)
+            axis.setRange(x0, x0 + window)
+            picture = QtGui.QPicture()
+            painter = QtGui.QPainter(picture)
+            ref, fast = axis.generateDrawSpecs(painter), axis.scrolling_specs(painter)
+            painter.end()
+            assert plain(fast) == plain(ref), (window, x0)
+            compared += len(ref[2])
+    assert compared > 500  # labels were compared, not just ticks
