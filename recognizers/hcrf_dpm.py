@@ -331,8 +331,11 @@ class HCRFDPMRecognizer(Recognizer):
         m.state_usage_ = np.asarray(arrays["state_usage"], dtype=np.float64)
         L, C = m.theta_y_.shape
         if (m.theta_x_.shape != (L, m.n_features_in_) or m.theta_e_.shape != (C, L, L)
+                or tuple(e.shape for e in m.El_) != (m.theta_x_.shape, (L, C), (C, L, L))
+                or m.state_usage_.shape != (C, L)
                 or m.classes_.max() >= len(self.classes_) or C != len(m.classes_)):
             raise ValueError("HCRF-DPM arrays have inconsistent shapes")
+        m._count_used_states()
         self.model_ = m
         self.window_classes_ = m.classes_
         self.reset()

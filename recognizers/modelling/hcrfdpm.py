@@ -231,6 +231,10 @@ class HCRFDPM(ClassifierMixin, BaseEstimator):
         G, _, _ = core.label_statistics(F, lengths, self._params(), self.El_, Wt)
         occ = G.sum(axis=1)                                          # (C, L)
         self.state_usage_ = occ / np.maximum(occ.sum(axis=1, keepdims=True), 1e-300)
+        self._count_used_states()
+
+    def _count_used_states(self):
+        """``states_per_label_`` and ``n_states_used_`` from ``state_usage_``."""
         used = self.state_usage_ >= self.usage_threshold
         self.states_per_label_ = used.sum(axis=1)
         self.n_states_used_ = int(used.any(axis=0).sum())
