@@ -119,11 +119,13 @@ def nll_and_grad(F, lengths, y, params, El):
     # d nll / d score = E_free - E_clamped: weight p(y'|x) - [y_n = y'].
     W = np.exp(logp)
     W[np.arange(N), y] -= 1.0
-    G, XI = _weighted(P, X, offsets, W)
-    Gs = G.sum(axis=0)                                  # (T, L)
+    # The weighted statistics without materialising W * P (C, T, L).
+    frame_w = np.repeat(W, np.diff(offsets), axis=0)    # (T, C)
+    Gs = np.einsum("ytl,ty->tl", P, frame_w)            # (T, L)
+    per_seq = np.add.reduceat(P, offsets[:-1], axis=1)  # (C, N, L)
     d_x = (Gs.T @ F) * El_x                             # (L, d)
-    d_y = G.sum(axis=1).T * El_y                        # (L, C)
-    d_e = XI * El_e                                     # (C, L, L)
+    d_y = np.einsum("ynl,ny->ly", per_seq, W) * El_y    # (L, C)
+    d_e = np.einsum("nc,ncij->cij", W, X) * El_e        # (C, L, L)
     return nll, (d_x, d_y, d_e)
 
 
