@@ -44,7 +44,10 @@ class HiddenStatesView(QtWidgets.QWidget):
         self.button = QtWidgets.QPushButton("Show")
         self.button.clicked.connect(self.run)
         self.status = QtWidgets.QLabel("")
-        self.status.setWordWrap(True)
+        self.status.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred,
+                                  QtWidgets.QSizePolicy.Policy.Minimum)
+        self.status.setToolTip("square area: share of the activity's expected frame "
+                               "occupancy held by the hidden state")
         self.plot = pg.PlotWidget()
         self.plot.setAspectLocked(True)
         self.plot.invertY(True)
@@ -98,6 +101,6 @@ class HiddenStatesView(QtWidgets.QWidget):
         on = usage >= thr
         per = ", ".join("%s %d" % (n, k) for n, k in zip(names, on.sum(axis=1)))
         self.status.setText(
-            "%d of %d hidden states used (>= %.0f %% of an activity's frames; filled "
-            "squares); per activity: %s. Square area: share of the activity's frames "
-            "in the state." % (int(on.any(axis=0).sum()), L, 100 * thr, per))
+            "%d of %d hidden states used (filled: >= %.0f %% of an activity's frames). "
+            "Per activity: %s"
+            % (int(on.any(axis=0).sum()), L, 100 * thr, per))

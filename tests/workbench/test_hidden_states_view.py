@@ -41,3 +41,32 @@ def test_view_draws_the_model_state_usage(qtbot, tmp_path):
     view.path.setText(str(tmp_path / "missing.npz"))
     view.run()
     assert view.status.text().startswith("error:")
+
+
+def test_workbench_tab_shows_a_walker_model(qtbot, tmp_path, exp2_paths):
+    """The tab in the workbench window, on a model of simulated exp2 recordings."""
+    import os
+
+    from host.datasets import load_sessions
+    from host.workbench.window import WorkbenchWindow
+    from recognizers.hcrf_dpm import HCRFDPMRecognizer
+
+    sessions = load_sessions(exp2_paths, "cop")
+    rec = HCRFDPMRecognizer(hop=50, n_outer=1, max_var_iter=10, max_grad_iter=40).fit(
+        [s.X for s in sessions], [s.y for s in sessions], feature_set="cop")
+    path = rec.save(tmp_path / "hcrf.npz")
+    bench = WorkbenchWindow(exp2_paths[:1], models_dir=str(tmp_path / "registry"),
+                            persist=False, restore_layout=False)
+    qtbot.addWidget(bench)
+    bench.resize(1100, 650)
+    bench.show()
+    view = bench.hidden_states_view
+    bench.tabs.setCurrentWidget(view)
+    view.path.setText(str(path))
+    view.run()
+    assert len(view.squares.data) == np.count_nonzero(rec.model_.state_usage_)
+    assert "hidden states used" in view.status.text()
+    out = os.environ.get("WALKERLAB_SCREENSHOT_DIR")
+    if out:
+        view.grab().save(os.path.join(out, "workbench-hidden-states.png"))
+    bench.close()
