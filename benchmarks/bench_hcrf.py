@@ -16,8 +16,12 @@ model gets the same features.
   Gamma(1000, 10)-updated alpha (digest P7, P9).
 * Finite HCRF: a grid over hidden states per class 2..8 (L2 = 1), best by validation
   macro-F1; the grid's time against one HCRF-DPM fit.
-* pyhcrf (the only packaged HCRF) as a peer where it installs; it is an sdist with
-  Cython extensions that does not build here on Python 3.12 (see docs/benchmarks.md).
+* pyhcrf 0.1.0 (the only packaged HCRF) as the peer when it is installed: our finite
+  HCRF and pyhcrf's at the grid's best H, same features, L2 and L-BFGS-B stopping
+  rule, each timed once in the same run (see :func:`pyhcrf_peer`). Its sdist ships
+  only the .pyx; ``pip install cython setuptools`` then ``pip install
+  --no-build-isolation pyhcrf`` builds it on Python 3.12 / numpy 2 unpatched.
+  Skipped with a note when absent.
 
 Times are elapsed seconds of one fit each (Numba compiled beforehand by a tiny fit).
 Paper 000, Table 1: finite HCRF 100.0 %, IHCRF-MCMC 33.3 %, HCRF-DPM 100.0 % macro-F1.
