@@ -68,6 +68,7 @@ def pyhcrf_peer(h, Xtr, ytr, Xva, yva, Xte, yte, seed, max_iter):
         print(f"pyhcrf: {exc}")
         return None
     dt = time.perf_counter() - t0
+    print(f"pyhcrf: {m._optimizer_result.nit} L-BFGS iterations")
     return (f"pyhcrf 0.1.0 HCRF H={h} (peer)", f1(yva, m.predict(list(Xva))),
             f1(yte, m.predict(list(Xte))), f"{h} per label", dt)
 
