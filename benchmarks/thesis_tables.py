@@ -41,10 +41,8 @@ ROWS = {
     "hmm-em": ("hmm-em", "loadcells", {}, "Unsupervised HMM EM"),
     "hmm-gibbs": ("hmm-gibbs", "loadcells", {}, "Unsupervised HMM Gibbs"),
     "bmm": ("bmm", "loadcells", {}, "Moment Matching"),
-    # Issue 19: no thesis figures. Training windows every 1 s (hop 50) and capped
-    # phases, so that a LOSO run fits a shared 2-core machine (docs/benchmarks.md).
-    "hcrf-dpm": ("hcrf-dpm", "cop", {"hop": 50, "pool": 10, "n_outer": 1, "max_var_iter": 10,
-                                     "max_grad_iter": 60}, "HCRF-DPM"),
+    # Issue 19: no thesis figures; the recognizer's defaults (docs/benchmarks.md).
+    "hcrf-dpm": ("hcrf-dpm", "cop", {}, "HCRF-DPM"),
 }
 
 # Unsupervised rows map latent states to activities by majority (the thesis' rule:

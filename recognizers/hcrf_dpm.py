@@ -90,7 +90,9 @@ class HCRFDPMRecognizer(Recognizer):
     Parameters
     ----------
     window : frames per window (default 100: 2 s at 50 Hz).
-    hop : frames between windows, in training and when streaming.
+    hop : frames between windows, in training and when streaming (default 50: 1 s).
+    The defaults (10 steps of 0.2 s per window, one alternation of capped phases) are
+    what docs/benchmarks.md measured: a LOSO fold trains in about 30 s of CPU.
     pool : frames per chain step (mean and spread of each block, see the module).
     n_knots : hat functions per block statistic (0: the signed encoding [m+, m-, sd]).
     smoothing : weight of a new window posterior in the streamed (filtered) output.
@@ -127,9 +129,9 @@ class HCRFDPMRecognizer(Recognizer):
         "random_state": [Interval(numbers.Integral, 0, None, closed="left"), None],
     }
 
-    def __init__(self, *, window=100, hop=25, pool=5, n_knots=5, smoothing=0.5, n_states=10,
-                 alpha=100.0, update_alpha=False, clamped=True, n_restarts=1, n_outer=2,
-                 max_var_iter=50, max_grad_iter=200, random_state=0):
+    def __init__(self, *, window=100, hop=50, pool=10, n_knots=5, smoothing=0.5, n_states=10,
+                 alpha=100.0, update_alpha=False, clamped=True, n_restarts=1, n_outer=1,
+                 max_var_iter=10, max_grad_iter=60, random_state=0):
         self.window = window
         self.hop = hop
         self.pool = pool
