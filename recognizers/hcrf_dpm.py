@@ -92,7 +92,7 @@ class HCRFDPMRecognizer(Recognizer):
     window : frames per window (default 100: 2 s at 50 Hz).
     hop : frames between windows, in training and when streaming (default 50: 1 s).
     The defaults (10 steps of 0.2 s per window, one alternation of capped phases) are
-    what docs/benchmarks.md measured: a LOSO fold trains in about 30 s of CPU.
+    what docs/benchmarks.md measured on exp1 / exp2.
     pool : frames per chain step (mean and spread of each block, see the module).
     n_knots : hat functions per block statistic (0: the signed encoding [m+, m-, sd]).
     smoothing : weight of a new window posterior in the streamed (filtered) output.
