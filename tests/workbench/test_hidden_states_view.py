@@ -68,5 +68,5 @@ def test_workbench_tab_shows_a_walker_model(qtbot, tmp_path, exp2_paths):
     assert "hidden states used" in view.status.text()
     out = os.environ.get("WALKERLAB_SCREENSHOT_DIR")
     if out:
-        view.grab().save(os.path.join(out, "workbench-hidden-states.png"))
+        view.grab().save(os.path.join(out, "workbench-hidden-states-small.png"))
     bench.close()
