@@ -12,7 +12,7 @@ piecewise-linear "hat" functions at quantile knots of the training blocks
 (:func:`hat_encode`: nonnegative, two nonzero per value), so each hidden state's
 potential is any continuous piecewise-linear function of each feature, not only a
 penalty growing away from the mean as with [m+, m-]. Pooling makes
-the chain ``pool`` times shorter (2 s at 50 Hz: 20 steps instead of 100), so training
+the chain ``pool`` times shorter (2 s at 50 Hz, pool 10: 10 steps instead of 100), so training
 and streaming are that much cheaper, and averages out the sensor noise a linear
 potential cannot.
 
@@ -108,7 +108,8 @@ class HCRFDPMRecognizer(Recognizer):
     """
 
     kind = "hcrf-dpm"
-    format_version = 1
+    format_version = 2  # 2: pooled steps and knots; version 1 held per-frame [x+, x-, 1]
+    min_format_version = 2
     _frame_params = ("window", "hop", "pool")
     _tags = RecognizerTags(supports_streaming=True, supports_partial_fit=False,
                            requires_labels=True)
