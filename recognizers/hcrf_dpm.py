@@ -117,7 +117,8 @@ class HCRFDPMRecognizer(Recognizer):
         "window": [Interval(numbers.Integral, 2, None, closed="left")],
         "hop": [Interval(numbers.Integral, 1, None, closed="left")],
         "pool": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_knots": [Interval(numbers.Integral, 0, None, closed="left")],
+        "n_knots": [Interval(numbers.Integral, 0, 0, closed="both"),
+                    Interval(numbers.Integral, 2, None, closed="left")],
         "smoothing": [Interval(numbers.Real, 0, 1, closed="right")],
         "n_states": [Interval(numbers.Integral, 2, None, closed="left")],
         "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -186,8 +187,6 @@ class HCRFDPMRecognizer(Recognizer):
     def fit(self, sequences, labels=None, *, feature_set=None):
         """Cut labelled windows from the sequences and fit the HCRF-DPM; returns ``self``."""
         self._validate_params()
-        if int(self.n_knots) == 1:
-            raise ValueError("n_knots must be 0 (signed encoding) or at least 2")
         Xs, ys = self._validate_fit_data(sequences, labels)
         allX = np.vstack(Xs)
         mean = np.nanmean(allX, axis=0) if np.isfinite(allX).any() else np.zeros(allX.shape[1])
