@@ -16,8 +16,12 @@ model gets the same features.
   Gamma(1000, 10)-updated alpha (digest P7, P9).
 * Finite HCRF: a grid over hidden states per class 2..8 (L2 = 1), best by validation
   macro-F1; the grid's time against one HCRF-DPM fit.
-* pyhcrf (the only packaged HCRF) as a peer where it installs; it is an sdist with
-  Cython extensions that does not build here on Python 3.12 (see docs/benchmarks.md).
+* pyhcrf 0.1.0 (the only packaged HCRF) as the peer when it is installed: our finite
+  HCRF and pyhcrf's at the grid's best H, same features, L2 and L-BFGS-B stopping
+  rule, each timed once in the same run (see :func:`pyhcrf_peer`). Its sdist ships
+  only the .pyx; ``pip install cython setuptools`` then ``pip install
+  --no-build-isolation pyhcrf`` builds it on Python 3.12 / numpy 2 unpatched.
+  Skipped with a note when absent.
 
 Times are elapsed seconds of one fit each (Numba compiled beforehand by a tiny fit).
 Paper 000, Table 1: finite HCRF 100.0 %, IHCRF-MCMC 33.3 %, HCRF-DPM 100.0 % macro-F1.
@@ -39,6 +43,36 @@ def two_hmm_task(rng, n, T=30):
     """The paper's two-HMM task, encoded for the models (nonnegative features)."""
     X, y = make_two_hmm_task(rng, n, T)
     return encode_signed(X), y
+
+
+def pyhcrf_peer(h, Xtr, ytr, Xva, yva, Xte, yte, seed, max_iter):
+    """pyhcrf's HCRF with our features, states and stopping rule, or None if absent.
+
+    Same H hidden states per class, every transition inside a class allowed (its
+    default is a left-to-right chain; its chains still start in state 0 and end in
+    state H-1), L2 only with c2 = alpha / 2 (it penalises c2 ||theta||^2, we
+    alpha/2 ||theta||^2), scipy L-BFGS-B with the same maxiter and gtol.
+    """
+    try:
+        import pyhcrf
+    except ImportError:
+        print("pyhcrf: not installed (an sdist with a Cython extension; see "
+              "docs/benchmarks.md for how it builds)")
+        return None
+    trans = [[c, i, j] for c in range(2) for i in range(h) for j in range(h)]
+    np.random.seed(seed)                      # pyhcrf draws its start from numpy's global RNG
+    m = pyhcrf.HCRF(num_states=h, c1=0.0, c2=0.5, transitions=trans,
+                    optimizer_kwargs={"options": {"maxiter": max_iter, "gtol": 1e-6}})
+    t0 = time.perf_counter()
+    try:
+        m.fit(list(Xtr), list(ytr))
+    except RuntimeError as exc:               # it raises when L-BFGS stops at maxiter
+        print(f"pyhcrf: no row, its fit failed: {exc}")
+        return None
+    dt = time.perf_counter() - t0
+    print(f"pyhcrf: {m._optimizer_result.nit} L-BFGS iterations")
+    return (f"pyhcrf 0.1.0 HCRF H={h} (peer)", f1(yva, m.predict(list(Xva))),
+            f1(yte, m.predict(list(Xte))), f"{h} per label", dt)
 
 
 def f1(y, p):
@@ -88,11 +122,15 @@ def main(argv=None):
     v, h, est = best
     rows.append((f"finite HCRF, best of grid {grid.start}-{grid.stop - 1} (H={h})", v,
                  f1(yte, est.predict(Xte)), f"{h} per label, {2 * h} in all", grid_dt))
-    try:
-        import pyhcrf  # noqa: F401
-        print("pyhcrf is installed but not wired in: it did not build when this was written")
-    except ImportError:
-        print("pyhcrf: not installed (sdist with Cython extensions; no build for Python 3.12)")
+    peer = pyhcrf_peer(h, Xtr, ytr, Xva, yva, Xte, yte, a.seed, max_iter=300)
+    if peer is not None:
+        # Ours again at the same H, timed beside it (the grid's fit above was one of 7).
+        t0 = time.perf_counter()
+        ours = HCRFClassifier(n_hidden=h, alpha=1.0, max_iter=300, random_state=a.seed).fit(Xtr, ytr)
+        ours_dt = time.perf_counter() - t0
+        rows.append((f"finite HCRF (ours) H={h}, timed beside pyhcrf", f1(yva, ours.predict(Xva)),
+                     f1(yte, ours.predict(Xte)), f"{h} per label", ours_dt))
+        rows.append(peer)
     print()
     print("| model | validation macro-F1 % | test macro-F1 % | hidden states used | fit s |")
     print("|---|---|---|---|---|")
@@ -100,6 +138,10 @@ def main(argv=None):
         print(f"| {r[0]} | {r[1]:.1f} | {r[2]:.1f} | {r[3]} | {r[4]:.1f} |")
     print("| paper 000 Table 1: HCRF-DPM / finite HCRF / IHCRF-MCMC | | 100.0 / 100.0 / 33.3 | | |")
     print(f"\ngrid time / one HCRF-DPM L={L1} fit: {grid_dt / rows[0][4]:.2f}")
+    if peer is not None:
+        print(f"pyhcrf fit time / ours at H={h}: {peer[4] / ours_dt:.1f}x "
+              f"(ours {ours_dt:.2f} s, {ours.n_iter_} L-BFGS iterations; "
+              f"pyhcrf {peer[4]:.2f} s)")
 
 
 if __name__ == "__main__":

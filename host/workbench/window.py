@@ -264,6 +264,9 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
         from host.workbench.regimes_view import RegimesView
         self.regimes_view = RegimesView()
         self.tabs.addTab(self.regimes_view, "Regimes")
+        from host.workbench.hidden_states_view import HiddenStatesView
+        self.hidden_states_view = HiddenStatesView()
+        self.tabs.addTab(self.hidden_states_view, "Hidden states")
         self.progress = QtWidgets.QProgressBar()
         self.progress.setMaximumWidth(260)
         self.progress.setVisible(False)
@@ -1129,6 +1132,9 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
         if e is None:
             self.model_details.setPlainText("")
             return
+        if e.kind == "hcrf-dpm":  # its hidden states per activity, in their tab
+            self.hidden_states_view.path.setText(str(e.path))
+            self.hidden_states_view.run()
         meta = dict(e.metadata)
         metrics = meta.pop("metrics", None)
         lines = ["%s" % e.path, "kind %s, %s features, classes %s"

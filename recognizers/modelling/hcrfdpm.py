@@ -40,8 +40,13 @@ class HCRFDPM(ClassifierMixin, BaseEstimator):
     alpha : DP concentration of all three stick families (paper: s1/s2 = 100).
     update_alpha : Gamma(s1, s2)-update the concentrations between phase-1 sweeps (P9).
     clamped : phase 1 uses the training label (True) or weights labels by p(y|x) (P7).
-    n_restarts : random initialisations; the best on validation macro-F1 is kept.
-    n_outer : alternations of phase 1 and phase 2.
+    n_restarts : random initialisations; the best on validation macro-F1 is kept
+        (training conditional log-likelihood without a validation set).
+    n_outer : alternations of phase 1 and phase 2 after a first theta phase under
+        equal stick weights; each theta phase ends a checkpoint and the best one
+        (same criterion, later ones winning ties) is kept (``checkpoint_scores_``).
+        With 0, or when that first checkpoint wins, ``taus_`` is None and the model is
+        a nonnegative finite HCRF over L shared states.
     max_var_iter, max_grad_iter : caps per phase (paper 1200 / 600).
     var_tol : relative change of the Beta parameters that ends phase 1.
     usage_threshold : a state is used by a label when it holds at least this share
@@ -84,15 +89,21 @@ class HCRFDPM(ClassifierMixin, BaseEstimator):
             raise ValueError("n_states (the truncation L) must be >= 2")
         if not self.alpha > 0:
             raise ValueError("alpha must be positive")
-        if int(self.n_restarts) < 1 or int(self.n_outer) < 1:
-            raise ValueError("n_restarts and n_outer must be >= 1")
+        if int(self.n_restarts) < 1 or int(self.n_outer) < 0:
+            raise ValueError("n_restarts must be >= 1 and n_outer >= 0")
 
     # -- training ----------------------------------------------------------------
-    def _phase1(self, F, lengths, yi, params, taus, alphas):
+    def _phase1(self, F, lengths, yi, params, taus, alphas, El):
+        """Coordinate ascent on the sticks. The first sweep's chain statistics use El,
+        the stick expectations theta was just fitted under (not those of ``taus``):
+        starting from the truncated prior's E[log pi] (alpha = 100: the last piece
+        holds ~all the mass) would put every frame in the last state for every
+        label, and the sticks would then lock onto that one state."""
         C = params[1].shape[1]
         N = len(lengths)
         for it in range(int(self.max_var_iter)):
-            El = core.expected_logs(taus, C)
+            if it > 0:
+                El = core.expected_logs(taus, C)
             if self.clamped:
                 Wt = np.zeros((N, C))
                 Wt[np.arange(N), yi] = 1.0
@@ -131,7 +142,12 @@ class HCRFDPM(ClassifierMixin, BaseEstimator):
                        options={"maxiter": int(self.max_grad_iter)})
         return tuple(unpack(res.x)), float(res.fun), int(res.nit)
 
-    def _fit_once(self, F, lengths, yi, C, rng):
+    def _fit_once(self, F, lengths, yi, C, rng, score):
+        """One random start: theta under equal stick weights, then n_outer alternations
+        of (sticks, theta). Every theta phase ends a checkpoint; the best by ``score``
+        (later ones win ties) is returned, because the phases need not improve the
+        objective or validation F1 (digest P8; on walker windows the sticks can
+        collapse onto the truncation's last piece, see docs/modelling.md)."""
         L, d = int(self.n_states), F.shape[1]
         params = (rng.uniform(0, 1, (L, d)), rng.uniform(0, 1, (L, C)), rng.uniform(0, 1, (C, L, L)))
         alphas = (float(self.alpha),) * 3
@@ -145,12 +161,21 @@ class HCRFDPM(ClassifierMixin, BaseEstimator):
         # leaves initialisation open). Then (sticks, theta) n_outer times.
         El = core.uniform_logs(d, C, L)
         params, nll, n_iter = self._phase2(F, lengths, yi, params, El)
-        for _ in range(int(self.n_outer)):
-            taus, alphas = self._phase1(F, lengths, yi, params, taus, alphas)
+        best = (score(params, El, nll), params, taus, alphas, nll, El, 0)
+        self.checkpoint_scores_ = [best[0]]
+        for it in range(int(self.n_outer)):
+            taus, alphas = self._phase1(F, lengths, yi, params, taus, alphas, El)
             El = core.expected_logs(taus, C)
             params, nll, nit = self._phase2(F, lengths, yi, params, El)
             n_iter += nit
-        return params, taus, alphas, nll, n_iter
+            sc = score(params, El, nll)
+            self.checkpoint_scores_.append(sc)
+            if sc >= best[0]:
+                best = (sc, params, taus, alphas, nll, El, it + 1)
+        sc, params, taus, alphas, nll, El, k = best
+        if k == 0:
+            taus = None          # theta of equal stick weights: keep those El
+        return sc, params, taus, alphas, nll, n_iter, El
 
     def fit(self, X, y, lengths=None, X_val=None, y_val=None, lengths_val=None):
         """Fit on sequences X (list of (T_i, d) arrays, nonnegative) with labels y."""
@@ -164,32 +189,40 @@ class HCRFDPM(ClassifierMixin, BaseEstimator):
         C = len(self.classes_)
         self.n_features_in_ = F.shape[1]
         rng = np.random.default_rng(self.random_state)
+
+        def score(params, El, nll):
+            if X_val is None:
+                return -nll
+            self.theta_x_, self.theta_y_, self.theta_e_ = params
+            self.El_ = El
+            return float(f1_score(np.asarray(y_val), self.predict(X_val, lengths_val),
+                                  average="macro"))
+
         best = None
         self.restart_scores_ = []
         for _ in range(int(self.n_restarts)):
-            params, taus, alphas, nll, n_iter = self._fit_once(F, lengths, yi, C, rng)
-            self._set_model(params, taus, alphas)
-            if X_val is not None:
-                score = f1_score(np.asarray(y_val), self.predict(X_val, lengths_val),
-                                 average="macro")
-            else:
-                score = -nll
-            self.restart_scores_.append(float(score))
-            if best is None or score > best[0]:
-                best = (score, params, taus, alphas, nll, n_iter)
-        _, params, taus, alphas, nll, n_iter = best
-        self._set_model(params, taus, alphas)
+            sc, params, taus, alphas, nll, n_iter, El = self._fit_once(F, lengths, yi, C, rng,
+                                                                      score)
+            self.restart_scores_.append(float(sc))
+            if best is None or sc > best[0]:
+                best = (sc, params, taus, alphas, nll, n_iter, El, self.checkpoint_scores_)
+        _, params, taus, alphas, nll, n_iter, El, self.checkpoint_scores_ = best
+        self._set_model(params, taus, alphas, El)
         self.objective_, self.n_iter_ = nll, n_iter
         self._usage(F, lengths, yi)
         return self
 
-    def _set_model(self, params, taus, alphas):
+    def _set_model(self, params, taus, alphas, El):
         self.theta_x_, self.theta_y_, self.theta_e_ = (np.array(p) for p in params)
         self.taus_ = taus
         self.alphas_ = tuple(float(a) for a in alphas)
-        self.El_ = core.expected_logs(taus, len(self.classes_))
-        a, b = taus[1]
-        self.stick_weights_y_ = sticks.expected_weights(a, b)     # (C, L) E[pi_y(h_k | y)]
+        self.El_ = El
+        C, L = len(self.classes_), self.theta_y_.shape[0]
+        if taus is None:                                           # equal stick weights
+            self.stick_weights_y_ = np.full((C, L), 1.0 / L)
+        else:
+            a, b = taus[1]
+            self.stick_weights_y_ = sticks.expected_weights(a, b)  # (C, L) E[pi_y(h_k | y)]
 
     def _usage(self, F, lengths, yi):
         C = len(self.classes_)
@@ -198,6 +231,10 @@ class HCRFDPM(ClassifierMixin, BaseEstimator):
         G, _, _ = core.label_statistics(F, lengths, self._params(), self.El_, Wt)
         occ = G.sum(axis=1)                                          # (C, L)
         self.state_usage_ = occ / np.maximum(occ.sum(axis=1, keepdims=True), 1e-300)
+        self._count_used_states()
+
+    def _count_used_states(self):
+        """``states_per_label_`` and ``n_states_used_`` from ``state_usage_``."""
         used = self.state_usage_ >= self.usage_threshold
         self.states_per_label_ = used.sum(axis=1)
         self.n_states_used_ = int(used.any(axis=0).sum())

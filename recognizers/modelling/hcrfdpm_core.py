@@ -14,6 +14,7 @@ Chain inference is :mod:`recognizers.modelling.chain` (log space, numba).
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from . import chain, sticks
@@ -32,22 +33,48 @@ def label_scores(F, theta_x, theta_y, theta_e, El_x, El_y, El_e, y):
     return np.ascontiguousarray(U), np.ascontiguousarray(A)
 
 
-def _zeros(L):
-    return np.zeros(L)
+@numba.njit(cache=True)
+def _label_pass(U, A, offsets, post, xis, logZ, stats):
+    """Every sequence under one label's chain (node scores U, edge scores A).
+
+    Writes logZ[n]; with ``stats`` also the posteriors post[a:b] and each
+    sequence's expected transition counts xis[n]. The recursions are
+    :mod:`~recognizers.modelling.chain`'s scaled kernels (exact log-space
+    fallback included), run per sequence so that log Z and the counts stay per
+    sequence.
+    """
+    L = U.shape[1]
+    z = np.zeros(L)
+    lik = np.empty((U.shape[0], L))
+    offs = np.empty(2, dtype=np.int64)
+    for n in range(offsets.shape[0] - 1):
+        offs[0] = offsets[n]
+        offs[1] = offsets[n + 1]
+        if stats:
+            logZ[n] = chain._smooth_scaled_kernel(z, A, U, offs, post, xis[n], lik)
+        else:
+            logZ[n] = chain._loglik_scaled_kernel(z, A, U, offs)
+
+
+def _passes(F, lengths, params, El, stats):
+    """Per label y: log Z_y(x_n) (N, C); with ``stats`` also the unweighted posteriors
+    P (C, T, L) = p(s_t | y, x_n) and per-sequence transition counts X (N, C, L, L)."""
+    theta_x, theta_y, theta_e = params
+    C, L = theta_y.shape[1], theta_y.shape[0]
+    offsets = chain.lengths_to_offsets(F.shape[0], lengths)
+    N = len(offsets) - 1
+    logZ = np.empty((C, N))
+    P = np.zeros((C, F.shape[0], L)) if stats else np.zeros((C, 1, L))
+    X = np.zeros((N, C, L, L)) if stats else np.zeros((1, C, L, L))
+    for y in range(C):
+        U, A = label_scores(F, theta_x, theta_y, theta_e, *El, y)
+        _label_pass(U, A, offsets, P[y], X[:, y], logZ[y], stats)
+    return logZ.T.copy(), P, X, offsets
 
 
 def label_log_partitions(F, lengths, params, El):
     """(N, C) log Z_y(x_n) for every sequence and label."""
-    theta_x, theta_y, theta_e = params
-    C = theta_y.shape[1]
-    offsets = chain.lengths_to_offsets(F.shape[0], lengths)
-    out = np.empty((len(offsets) - 1, C))
-    for y in range(C):
-        U, A = label_scores(F, theta_x, theta_y, theta_e, *El, y)
-        z = _zeros(U.shape[1])
-        for n in range(len(offsets) - 1):
-            out[n, y] = chain.log_likelihood(z, A, U[offsets[n]:offsets[n + 1]])
-    return out
+    return _passes(F, lengths, params, El, False)[0]
 
 
 def _lse_rows(M):
@@ -61,6 +88,12 @@ def predict_log_proba(F, lengths, params, El):
     return Z - _lse_rows(Z)[:, None]
 
 
+def _weighted(P, X, offsets, weights):
+    """G (C, T, L) = weights[n, y] * P[y, frames of n]; XI (C, L, L) = sum_n weights X[n]."""
+    frame_w = np.repeat(weights, np.diff(offsets), axis=0).T          # (C, T)
+    return P * frame_w[:, :, None], np.einsum("nc,ncij->cij", weights, X)
+
+
 def label_statistics(F, lengths, params, El, weights):
     """Weighted chain statistics per label.
 
@@ -68,46 +101,31 @@ def label_statistics(F, lengths, params, El, weights):
     (G, XI, logZ) with G (C, T, L) = weights * p(s_t | y, x_n) per frame,
     XI (C, L, L) = sum_n weights[n, y] sum_t xi_t(k', k | y, x_n), and logZ (N, C).
     """
-    theta_x, theta_y, theta_e = params
-    C, L = theta_y.shape[1], theta_y.shape[0]
-    offsets = chain.lengths_to_offsets(F.shape[0], lengths)
-    N = len(offsets) - 1
-    G = np.zeros((C, F.shape[0], L))
-    XI = np.zeros((C, L, L))
-    logZ = np.empty((N, C))
-    z = _zeros(L)
-    for y in range(C):
-        U, A = label_scores(F, theta_x, theta_y, theta_e, *El, y)
-        for n in range(N):
-            a, b = offsets[n], offsets[n + 1]
-            r = chain.smooth(z, A, U[a:b])
-            logZ[n, y] = r.loglik
-            w = weights[n, y]
-            if w != 0.0:
-                G[y, a:b] = w * r.posterior
-                XI[y] += w * r.trans_counts
+    logZ, P, X, offsets = _passes(F, lengths, params, El, True)
+    G, XI = _weighted(P, X, offsets, np.asarray(weights, dtype=np.float64))
     return G, XI, logZ
 
 
 def nll_and_grad(F, lengths, y, params, El):
     """Negative conditional log-likelihood sum_n log Z(x_n) - log Z_{y_n}(x_n) and its
     gradient in (theta_x, theta_y, theta_e), with the label-owned terms of eqs. 33-34
-    restricted to their own label (digest P4)."""
+    restricted to their own label (digest P4). One forward-backward per (sequence, label)."""
     theta_x, theta_y, theta_e = params
     El_x, El_y, El_e = El
-    C = theta_y.shape[1]
     N = len(lengths)
-    Z = label_log_partitions(F, lengths, params, El)
+    Z, P, X, offsets = _passes(F, lengths, params, El, True)
     logp = Z - _lse_rows(Z)[:, None]
     nll = -float(logp[np.arange(N), y].sum())
     # d nll / d score = E_free - E_clamped: weight p(y'|x) - [y_n = y'].
     W = np.exp(logp)
     W[np.arange(N), y] -= 1.0
-    G, XI, _ = label_statistics(F, lengths, params, El, W)
-    Gs = G.sum(axis=0)                                  # (T, L)
+    # The weighted statistics without materialising W * P (C, T, L).
+    frame_w = np.repeat(W, np.diff(offsets), axis=0)    # (T, C)
+    Gs = np.einsum("ytl,ty->tl", P, frame_w)            # (T, L)
+    per_seq = np.add.reduceat(P, offsets[:-1], axis=1)  # (C, N, L)
     d_x = (Gs.T @ F) * El_x                             # (L, d)
-    d_y = G.sum(axis=1).T * El_y                        # (L, C)
-    d_e = XI * El_e                                     # (C, L, L)
+    d_y = np.einsum("ynl,ny->ly", per_seq, W) * El_y    # (L, C)
+    d_e = np.einsum("nc,ncij->cij", W, X) * El_e        # (C, L, L)
     return nll, (d_x, d_y, d_e)
 
 

@@ -37,3 +37,46 @@ def test_needs_two_window_labels():
     X = [np.random.default_rng(0).normal(size=(50, 3))]
     with pytest.raises(ValueError, match="at least two activities"):
         HCRFDPMRecognizer(window=20).fit(X, [np.array(["WF"] * 45 + ["ST"] * 5)])
+
+
+def test_block_stats_are_the_means_and_deviations_of_the_latest_blocks():
+    from recognizers.hcrf_dpm import block_stats
+
+    Z = np.random.default_rng(0).normal(size=(2, 23, 3))
+    S = block_stats(Z, 5)                      # 4 blocks of 5 from the end; 3 oldest left out
+    assert S.shape == (2, 4, 6)
+    for k in range(4):
+        B = Z[:, 3 + 5 * k:8 + 5 * k]
+        np.testing.assert_allclose(S[:, k, :3], B.mean(axis=1))
+        np.testing.assert_allclose(S[:, k, 3:], B.std(axis=1))
+    short = block_stats(Z[:, :3], 5)           # shorter than a block: one block of all
+    np.testing.assert_allclose(short[:, 0, :3], Z[:, :3].mean(axis=1))
+
+
+def test_hat_encoding_interpolates_linearly_between_knots():
+    from recognizers.hcrf_dpm import fit_knots, hat_encode
+
+    rng = np.random.default_rng(1)
+    V = rng.normal(size=(500, 2))
+    knots = fit_knots(V, 5)
+    assert knots.shape == (2, 5) and np.all(np.diff(knots, axis=1) > 0)
+    H = hat_encode(V, knots).reshape(500, 2, 5)
+    assert H.min() >= 0 and np.allclose(H.sum(axis=2), 1.0)
+    assert np.all((H > 0).sum(axis=2) <= 2)
+    # A linear potential over the hats is the piecewise-linear interpolant of its
+    # weights at the knots (clamped beyond the end knots).
+    g = rng.normal(size=(2, 5))
+    for i in range(2):
+        np.testing.assert_allclose(H[:, i] @ g[i], np.interp(V[:, i], knots[i], g[i]))
+
+
+def test_fit_keeps_the_best_checkpoint():
+    from recognizers.modelling.hcrfdpm import HCRFDPM, encode_signed
+    from recognizers.modelling.sequence_data import make_two_hmm_task
+
+    X, y = make_two_hmm_task(np.random.default_rng(0), 20, 10)
+    m = HCRFDPM(n_states=4, n_restarts=1, n_outer=2, max_var_iter=10, max_grad_iter=30,
+                random_state=0).fit(encode_signed(X), y)
+    assert len(m.checkpoint_scores_) == 3
+    assert m.restart_scores_[0] == max(m.checkpoint_scores_)
+    assert -m.objective_ == pytest.approx(max(m.checkpoint_scores_))

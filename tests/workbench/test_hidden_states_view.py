@@ -1,0 +1,72 @@
+"""Workbench "Hidden states" tab: the Hinton diagram of an hcrf-dpm model's state usage."""
+import numpy as np
+import pytest
+
+from host.workbench.hidden_states_view import HiddenStatesView, hinton_squares
+
+
+def test_hinton_squares_area_is_proportional_to_usage():
+    usage = np.array([[0.5, 0.5, 0.0], [0.02, 0.0, 0.98]])
+    x, y, size, used = hinton_squares(usage, 0.05)
+    np.testing.assert_array_equal(x, [0, 1, 0, 2])
+    np.testing.assert_array_equal(y, [0, 0, 1, 1])
+    np.testing.assert_allclose(size ** 2 / size[-1] ** 2, [0.5 / 0.98, 0.5 / 0.98, 0.02 / 0.98, 1])
+    assert size.max() == pytest.approx(0.9)
+    np.testing.assert_array_equal(used, [True, True, False, True])
+
+
+def test_view_draws_the_model_state_usage(qtbot, tmp_path):
+    from recognizers.hcrf_dpm import HCRFDPMRecognizer
+
+    rng = np.random.default_rng(0)
+    acts = np.array(["ST", "WF", "TL"])
+    y = np.repeat(acts[rng.integers(0, 3, 12)], 30)
+    X = rng.normal(size=(3, 4))[np.searchsorted(np.sort(acts), y)] + rng.normal(
+        scale=0.5, size=(len(y), 4))
+    rec = HCRFDPMRecognizer(window=20, hop=5, n_states=4, n_outer=1, max_var_iter=5,
+                            max_grad_iter=20).fit([X], [y])
+    path = rec.save(tmp_path / "h.npz")
+    view = HiddenStatesView()
+    qtbot.addWidget(view)
+    view.path.setText(str(path))
+    view.run()
+    usage = rec.model_.state_usage_
+    x, y, size = (view.squares.data[k] for k in ("x", "y", "size"))
+    assert len(x) == np.count_nonzero(usage)
+    np.testing.assert_allclose(size, 0.9 * np.sqrt(usage[y.astype(int), x.astype(int)]
+                                                    / usage.max()))
+    ticks = view.plot.getAxis("left")._tickLevels[0]
+    assert [t[1] for t in ticks] == [str(rec.classes_[c]) for c in rec.window_classes_]
+    assert "%d of 4 hidden states used" % rec.model_.n_states_used_ in view.status.text()
+    view.path.setText(str(tmp_path / "missing.npz"))
+    view.run()
+    assert view.status.text().startswith("error:")
+
+
+def test_workbench_tab_shows_a_walker_model(qtbot, tmp_path, exp2_paths):
+    """The tab in the workbench window, on a model of simulated exp2 recordings."""
+    import os
+
+    from host.datasets import load_sessions
+    from host.workbench.window import WorkbenchWindow
+    from recognizers.hcrf_dpm import HCRFDPMRecognizer
+
+    sessions = load_sessions(exp2_paths, "cop")
+    rec = HCRFDPMRecognizer(hop=50, n_outer=1, max_var_iter=10, max_grad_iter=40).fit(
+        [s.X for s in sessions], [s.y for s in sessions], feature_set="cop")
+    path = rec.save(tmp_path / "hcrf.npz")
+    bench = WorkbenchWindow(exp2_paths[:1], models_dir=str(tmp_path / "registry"),
+                            persist=False, restore_layout=False)
+    qtbot.addWidget(bench)
+    bench.resize(1100, 650)
+    bench.show()
+    view = bench.hidden_states_view
+    bench.tabs.setCurrentWidget(view)
+    view.path.setText(str(path))
+    view.run()
+    assert len(view.squares.data) == np.count_nonzero(rec.model_.state_usage_)
+    assert "hidden states used" in view.status.text()
+    out = os.environ.get("WALKERLAB_SCREENSHOT_DIR")
+    if out:
+        view.grab().save(os.path.join(out, "workbench-hidden-states-small.png"))
+    bench.close()
