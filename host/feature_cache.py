@@ -25,6 +25,7 @@ import json
 import os
 import pathlib
 import tempfile
+import zipfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,7 +125,7 @@ def cached_features(path, feature_set: str = "cop", track: str | None = None,
             with np.load(file, allow_pickle=False) as z:
                 meta = json.loads(str(z["meta"]))
             return _entry(path, file, meta, settings)
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
             pass  # a damaged entry: compute it again
     from host.datasets import load_session
 

@@ -45,7 +45,14 @@ class ListSource:
         return self._y[i]
 
     def column(self, j) -> np.ndarray:
-        return np.concatenate([np.asarray(X, dtype=np.float64)[:, j] for X in self._X])
+        parts = []
+        for i, X in enumerate(self._X):
+            X = np.asarray(X, dtype=np.float64)
+            if X.ndim != 2 or X.shape[1] <= j:
+                raise ValueError("sequences[%d] has shape %s: it has no feature %d"
+                                 % (i, X.shape, j))
+            parts.append(X[:, j])
+        return np.concatenate(parts)
 
 
 def fit_source(recognizer, source, *, feature_set=None):
