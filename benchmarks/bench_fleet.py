@@ -13,7 +13,9 @@ own process with an empty feature cache (so feature computation is timed too):
 * ``walkerlab train --scheduler serial`` (one fit on all N recordings),
 
 timing the wall clock and sampling (psutil, every 50 ms) the resident memory of the
-client process and of its descendants (the Dask nannies and workers).  It checks that
+client process and of its descendants (the Dask nannies and workers), and the CPU
+seconds of the whole process tree (on a machine shared with other jobs the wall-clock
+speed-up says little; CPU seconds show the work the cluster adds).  It checks that
 the serial and the cluster metrics are identical and prints the speed-up, with the
 size of the features of all N recordings beside the peaks: one fold's features are
 (N-1)/N of it, and the HMM (``fit_streamed``) holds one recording and one feature
@@ -26,6 +28,7 @@ import json
 import os
 import pathlib
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -69,6 +72,7 @@ def run_cli(args, cache: pathlib.Path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), WALKERLAB_FEATURE_CACHE=str(cache))
     peaks = {"client": 0, "worker": 0, "workers_sum": 0}
     stop = threading.Event()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "host.cli", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -76,6 +80,9 @@ def run_cli(args, cache: pathlib.Path):
     sampler.start()
     out, err = proc.communicate()
     seconds = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU seconds of the whole process tree (the workers are reaped by the client).
+    peaks["cpu"] = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     stop.set()
     sampler.join()
     if proc.returncode != 0:
@@ -126,9 +133,9 @@ def main(argv=None) -> int:
               args.recognizer, args.duration, platform.python_version(),
               platform.processor() or platform.machine(), os.cpu_count() or 1,
               os.getloadavg()[0], psutil.__version__))
-    print("| recordings | run | wall s | speed-up | client peak RSS MB | worker peak RSS MB "
-          "(sum) | features of all recordings MB | identical |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| recordings | run | wall s | CPU s | speed-up | client peak RSS MB | worker peak "
+          "RSS MB (sum) | features of all recordings MB | identical |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for n in args.recordings:
         files = [str(p) for p in paths[:n]]
         common = ["--quiet", "--recognizer", args.recognizer, *files]
@@ -138,22 +145,23 @@ def main(argv=None) -> int:
                                        *common], cache)
             serial = json.loads(out_s)["models"]
             size = feature_bytes(cache)
-            print("| %d | evaluate serial | %.1f | 1.00x | %.0f | - | %.1f | |" % (
-                n, t_s, p_s["client"] / MB, size / MB), flush=True)
+            print("| %d | evaluate serial | %.1f | %.1f | 1.00x | %.0f | - | %.1f | |" % (
+                n, t_s, p_s["cpu"], p_s["client"] / MB, size / MB), flush=True)
         t_l, p_l, out_l = run_cli(["evaluate", "--json", "--scheduler", "local", "--workers",
                                    str(args.workers), *common], cache)
         local = json.loads(out_l)["models"]
         size = feature_bytes(cache)
         same = "" if serial is None else str(local == serial)
         speed = "" if serial is None else "%.2fx" % (t_s / t_l)
-        print("| %d | evaluate local, %d workers | %.1f | %s | %.0f | %.0f (%.0f) | %.1f | %s |"
-              % (n, args.workers, t_l, speed, p_l["client"] / MB, p_l["worker"] / MB,
+        print("| %d | evaluate local, %d workers | %.1f | %.1f | %s | %.0f | %.0f (%.0f) | %.1f "
+              "| %s |" % (n, args.workers, t_l, p_l["cpu"], speed, p_l["client"] / MB,
+                          p_l["worker"] / MB,
                  p_l["workers_sum"] / MB, size / MB, same), flush=True)
         out_model = pathlib.Path(args.data) / "model.npz"
         t_t, p_t, _ = run_cli(["train", "--scheduler", "serial", "--overwrite", "--out",
                                str(out_model), *common], cache)
-        print("| %d | train serial | %.1f | | %.0f | - | %.1f | |" % (
-            n, t_t, p_t["client"] / MB, feature_bytes(cache) / MB), flush=True)
+        print("| %d | train serial | %.1f | %.1f | | %.0f | - | %.1f | |" % (
+            n, t_t, p_t["cpu"], p_t["client"] / MB, feature_bytes(cache) / MB), flush=True)
         if serial is not None and local != serial:
             print("Dask and serial metrics differ", file=sys.stderr)
             return 1
