@@ -103,15 +103,33 @@ def _emission_row_into(sym_row, log_table, out):
 
 @numba.njit(cache=True)
 def _emission_rows_into(sym, log_table, out):
-    """``_emission_row_into`` for every frame (same summation order, so equal results)."""
+    """``_emission_row_into`` for every frame (same summation order, so equal results):
+    whole contiguous table rows added per sensor, which the compiler vectorises."""
     k = out.shape[1]
     n_s = sym.shape[1]
+    if n_s == 0:
+        out[:] = 0.0
+        return
     for t in range(sym.shape[0]):
+        o = out[t]
+        row = log_table[0, sym[t, 0]]
         for j in range(k):
-            acc = 0.0
-            for s in range(n_s):
-                acc += log_table[s, sym[t, s], j]
-            out[t, j] = acc
+            o[j] = 0.0 + row[j]
+        for s in range(1, n_s):
+            row = log_table[s, sym[t, s]]
+            for j in range(k):
+                o[j] += row[j]
+
+
+@numba.njit(cache=True)
+def _symbols_in_range(sym, n_values):
+    """Every ``0 <= sym[t, s] <= n_values[s]`` (one pass, no temporaries)."""
+    for t in range(sym.shape[0]):
+        for s in range(sym.shape[1]):
+            v = sym[t, s]
+            if v < 0 or v > n_values[s]:
+                return False
+    return True
 
 
 @numba.njit(cache=True)
@@ -373,7 +391,7 @@ class CategoricalEmissions:
         if X.size and X.dtype.kind not in "iu":
             raise ValueError("symbols must be integers, got dtype %s" % X.dtype)
         X = np.ascontiguousarray(X, dtype=np.int64)
-        if X.size and (X.min() < 0 or np.any(X > self.n_values)):
+        if X.size and not _symbols_in_range(X, self.n_values):
             raise ValueError("symbols out of range: sensor s takes 0..%s (the last is "
                              "'missing')" % self.n_values.tolist())
         return X
