@@ -10,7 +10,9 @@ own process with an empty feature cache (so feature computation is timed too):
 * ``walkerlab evaluate --scheduler serial`` (one process),
 * ``walkerlab evaluate --scheduler local --workers W`` (a Dask cluster of W
   single-threaded worker processes, started inside the timing),
-* ``walkerlab train --scheduler serial`` (one fit on all N recordings),
+* ``walkerlab train --scheduler serial`` (one fit on all N recordings, streamed),
+* for contrast, the same fit as before this change: every recording's features
+  loaded (``host.datasets.load_sessions``) and ``fit`` on the lists,
 
 timing the wall clock and sampling (psutil, every 50 ms) the resident memory of the
 client process and of its descendants (the Dask nannies and workers), and the CPU
@@ -66,7 +68,16 @@ def _sample(pid: int, stop: threading.Event, peaks: dict) -> None:
         stop.wait(0.05)
 
 
-def run_cli(args, cache: pathlib.Path):
+IN_MEMORY_TRAIN = """
+import sys
+from host.datasets import load_sessions
+from recognizers import get_recognizer_class
+sessions = load_sessions(sys.argv[2:], "cop")
+get_recognizer_class(sys.argv[1])().fit([s.X for s in sessions], [s.y for s in sessions])
+"""
+
+
+def run_cli(args, cache: pathlib.Path, command=None):
     """(seconds, peaks, stdout) of ``walkerlab ARGS`` in a fresh process, empty cache."""
     shutil.rmtree(cache, ignore_errors=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT), WALKERLAB_FEATURE_CACHE=str(cache))
@@ -74,7 +85,8 @@ def run_cli(args, cache: pathlib.Path):
     stop = threading.Event()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "host.cli", *args], cwd=ROOT, env=env,
+    command = command or [sys.executable, "-m", "host.cli"]
+    proc = subprocess.Popen([*command, *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     sampler = threading.Thread(target=_sample, args=(proc.pid, stop, peaks), daemon=True)
     sampler.start()
@@ -162,6 +174,10 @@ def main(argv=None) -> int:
                                str(out_model), *common], cache)
         print("| %d | train serial | %.1f | %.1f | | %.0f | - | %.1f | |" % (
             n, t_t, p_t["cpu"], p_t["client"] / MB, feature_bytes(cache) / MB), flush=True)
+        t_m, p_m, _ = run_cli([args.recognizer, *files], cache,
+                              command=[sys.executable, "-c", IN_MEMORY_TRAIN])
+        print("| %d | train in memory (all features loaded, `fit`: the path before) | %.1f | "
+              "%.1f | | %.0f | - | | |" % (n, t_m, p_m["cpu"], p_m["client"] / MB), flush=True)
         if serial is not None and local != serial:
             print("Dask and serial metrics differ", file=sys.stderr)
             return 1
