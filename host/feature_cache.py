@@ -87,6 +87,7 @@ class CacheEntry:
     feature_set: str = "cop"
     requested_track: str | None = None
     label_map: tuple[tuple[str, str], ...] = ()
+    cache_dir: str | None = None  # as given (None: each machine's default folder)
 
 
 def cache_key(path, feature_set: str, track: str | None, label_map: dict | None) -> str:
@@ -119,7 +120,8 @@ def cached_features(path, feature_set: str = "cop", track: str | None = None,
     folder = pathlib.Path(cache_dir) if cache_dir is not None else default_cache_dir()
     file = folder / (cache_key(path, feature_set, track, label_map) + ".npz")
     settings = dict(feature_set=feature_set, requested_track=track,
-                    label_map=tuple(sorted((label_map or {}).items())))
+                    label_map=tuple(sorted((label_map or {}).items())),
+                    cache_dir=None if cache_dir is None else os.fspath(cache_dir))
     if file.exists():
         try:
             with np.load(file, allow_pickle=False) as z:
@@ -161,7 +163,7 @@ def _ensure(entry: CacheEntry) -> str:
     if os.path.exists(entry.file):
         return entry.file
     fresh = cached_features(entry.recording, entry.feature_set, entry.requested_track,
-                            dict(entry.label_map), pathlib.Path(entry.file).parent)
+                            dict(entry.label_map), entry.cache_dir)
     return fresh.file
 
 

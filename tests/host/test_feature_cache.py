@@ -72,3 +72,17 @@ def test_a_missing_or_damaged_entry_is_computed_again(recordings, tmp_path):
     os.unlink(entry.file)
     assert np.array_equal(CachedSessions([entry])[0].X, want, equal_nan=True)
     assert os.path.exists(entry.file)
+
+
+def test_an_entry_written_on_another_machine_is_recomputed_into_this_ones_cache(
+        recordings):
+    import dataclasses
+    import os
+
+    entry = cached_features(recordings[1], "cop")  # the default folder (this test's)
+    want = CachedSessions([entry])[0].X
+    # As a worker on another machine reports it: a file this machine cannot see.
+    elsewhere = dataclasses.replace(entry, file="/nonexistent/other-machine/cache/x.npz")
+    os.unlink(entry.file)
+    assert np.array_equal(CachedSessions([elsewhere])[0].X, want, equal_nan=True)
+    assert os.path.exists(entry.file)
