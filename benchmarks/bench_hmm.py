@@ -11,7 +11,10 @@ Models, on ``--sequences`` sequences of ``--length`` frames sampled from the mod
 * categorical HMM (one symbol per frame, ``--symbols`` values);
 * the thesis's discrete multi-sensor HMM on simulated walker data (experiment-1
   course, ``--walker-subjects`` subjects, COP features, 20 equal-frequency bins,
-  7 sensors, 7 activities; parameters from supervised counts).  hmmlearn has no
+  7 sensors, 7 activities; parameters from supervised counts), twice: with the
+  default walker model's persistence-structured transitions (eq 6.13, what
+  ``walkerlab train`` makes; our kernels take O(K) steps on it) and with counted,
+  dense transitions.  hmmlearn has no
   multi-sensor model: the reference is an hmmlearn ``BaseHMM`` subclass with the
   same emission model (sum of per-sensor log tables, ``np.add.at`` statistics,
   exactly as hmmlearn's ``CategoricalHMM`` does for one sensor), so both compute
@@ -255,9 +258,19 @@ def walker_symbols(subjects):
 
 
 def bench_walker(rows, args):
+    """The walker model twice: its default transitions (thesis eq 6.13, persistence:
+    stay with p, else move uniformly; our kernels detect the structure and take O(K)
+    steps) and counted (dense) transitions, same emissions, same data."""
     symbols, states, nv, K = walker_symbols(args.walker_subjects)
     counts = count_supervised(symbols, states, K, nv)
-    model = MultiCategoricalHMM.from_counts(counts, pseudocount=1.0, transitions="counts")
+    for transitions, name in (("persistence", "default, persistence"),
+                              ("counts", "dense, counted")):
+        model = MultiCategoricalHMM.from_counts(counts, pseudocount=1.0,
+                                                transitions=transitions)
+        _bench_walker_model(rows, args, symbols, nv, K, model, name)
+
+
+def _bench_walker_model(rows, args, symbols, nv, K, model, name):
     X = np.concatenate(symbols)
     lengths = [len(s) for s in symbols]
     tables = [model.emissionprob_[s].copy() for s in range(len(nv))]
@@ -274,7 +287,7 @@ def bench_walker(rows, args):
         return m
 
     refs = [setp_ref(HMMLearnMultiSensor(K, nv, implementation=i)) for i in ("log", "scaling")]
-    compare(rows, "Walker multi-sensor (%d frames, S=%d)" % (len(X), len(nv)), K, X, lengths,
+    compare(rows, "Walker %s (%d frames, S=%d)" % (name, len(X), len(nv)), K, X, lengths,
             model, refs, ours_em,
             [lambda i=i: setp_ref(HMMLearnMultiSensor(K, nv, n_iter=1, implementation=i))
              for i in ("log", "scaling")], args.repeats)
@@ -295,6 +308,8 @@ def main() -> None:
     p.add_argument("--symbols", type=int, default=20)
     p.add_argument("--walker-subjects", type=int, default=6)
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    p.add_argument("--walker-only", action="store_true",
+                   help="only the walker model (default and dense transitions)")
     p.add_argument("--quick", action="store_true",
         help="small sizes, runs in seconds (CI)")
     args = p.parse_args()
@@ -303,10 +318,11 @@ def main() -> None:
         args.sequences = 3
         args.length = 300
         args.states = [4]
-        args.walker_subjects = 0
+        args.walker_subjects = 1
+        args.covariance_types = ["diag"]
     rng = np.random.default_rng(0)
     rows = []
-    for K in args.states:
+    for K in ([] if args.walker_only else args.states):
         for cov in args.covariance_types:
             bench_gaussian(rows, K, args, rng, cov)
         bench_categorical(rows, K, args, rng)

@@ -1,6 +1,6 @@
 """Run every benchmark (benchmarks/bench_*.py) in turn; `make bench` calls this.
 
-    .venv/bin/python benchmarks/run_all.py [--only hmm,crf] [--list]
+    .venv/bin/python benchmarks/run_all.py [--only hmm,crf] [--list] [--quick]
 
 Each benchmark is its own script with its own options (see its docstring); this
 runs them with their defaults, one after another so they do not compete for the
@@ -27,6 +27,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default="", help="comma-separated names (default: all)")
     ap.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    ap.add_argument("--quick", action="store_true",
+                    help="run each with --quick (small sizes, seconds each)")
     args = ap.parse_args(argv)
     found = benchmarks()
     if args.list:
@@ -41,7 +43,8 @@ def main(argv=None) -> int:
     for name in names:
         print("\n=== %s (%s)" % (name, found[name].relative_to(HERE.parent)), flush=True)
         t0 = time.perf_counter()
-        rc = subprocess.call([sys.executable, str(found[name])], env=env)
+        rc = subprocess.call([sys.executable, str(found[name])]
+                             + (["--quick"] if args.quick else []), env=env)
         print("=== %s: %s in %.0f s" % (name, "ok" if rc == 0 else "FAILED (%d)" % rc,
                                        time.perf_counter() - t0), flush=True)
         if rc:

@@ -6,6 +6,7 @@ USER_ERRORS) and end as one line on stderr with exit status 2, never a traceback
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 
@@ -338,9 +339,12 @@ def cmd_replay(args) -> int:
 def cmd_train(args) -> int:
     import datetime as dt
 
-    from host.datasets import check_rates, load_sessions, read_label_map
+    from host.datasets import read_label_map
+    from host.evaluate import cache_recordings
+    from host.feature_cache import CachedSessions, check_entries
     from host.models import check_out_path, default_models_dir, save_model, training_metadata
     from host.report import json_safe
+    from recognizers.sources import fit_source
 
     specs = _model_specs(args.recognizer, args.param)
     if len(specs) != 1:
@@ -350,18 +354,29 @@ def cmd_train(args) -> int:
         check_out_path(args.out, args.overwrite)  # before any work
     label_map = read_label_map(args.label_map)
     metrics = None
-    if args.evaluate:
-        from host.evaluate import evaluate_recordings
+    with contextlib.ExitStack() as stack:
+        client = None
+        if args.evaluate or args.scheduler not in ("serial", "local"):
+            # The folds of --evaluate and the features run on the cluster; without
+            # --evaluate on this machine, starting one costs more than it saves.
+            if args.scheduler != "serial":
+                from host.evaluate import dask_client
 
-        metrics = evaluate_recordings(args.files, [spec], feature_set=args.feature_set,
-                                      track=args.labels, decoder="predict",
-                                      transition_window=25, scheduler="serial",
-                                      label_map=label_map)[0]
-        print("leave-one-subject-out accuracy: window 0 %.1f%%, window 25 %.1f%%" % (
-            100 * metrics["accuracy_by_window"][0], 100 * metrics["accuracy_by_window"][25]),
-            file=sys.stderr)
-    sessions = load_sessions(args.files, args.feature_set, args.labels,
-                             progress=not args.quiet, label_map=label_map)
+                client = stack.enter_context(dask_client(args.scheduler, args.workers))
+        entries = cache_recordings(args.files, args.feature_set, args.labels, label_map,
+                                   args.feature_cache, client=client)
+        if args.evaluate:
+            from host.evaluate import evaluate_recordings
+
+            metrics = evaluate_recordings(
+                args.files, [spec], feature_set=args.feature_set, track=args.labels,
+                decoder="predict", transition_window=25,
+                scheduler=client.scheduler.address if client is not None else "serial",
+                label_map=label_map, cache_dir=args.feature_cache)[0]
+            print("leave-one-subject-out accuracy: window 0 %.1f%%, window 25 %.1f%%" % (
+                100 * metrics["accuracy_by_window"][0],
+                100 * metrics["accuracy_by_window"][25]), file=sys.stderr)
+    sessions = CachedSessions(entries)  # read one recording at a time where the model can
     model = spec.make()
     # Long fits (the CRF) show their own progress bar; the saved model keeps the
     # settings the user gave, not this display choice.
@@ -370,15 +385,14 @@ def cmd_train(args) -> int:
     if show_progress:
         model.set_params(verbose=True)
     try:
-        model.fit([s.X for s in sessions], [s.y for s in sessions],
-                  feature_set=args.feature_set)
+        fit_source(model, sessions, feature_set=args.feature_set)
     except ValueError as exc:
         raise UserError("cannot train: %s" % exc) from None
     if show_progress:
         model.set_params(verbose=spec.make().verbose)
-    model.sample_rate_hz_ = check_rates(sessions)
+    model.sample_rate_hz_ = check_entries(entries, label_map)
     model.metadata_ = training_metadata(
-        files=args.files, label_track=sorted({s.track for s in sessions}),
+        files=args.files, label_track=sorted({e.track for e in entries}),
         label_set=model.classes_, feature_set=args.feature_set, kind=spec.kind,
         params=spec.params, command=_command_line(),
         metrics=json_safe(metrics) if metrics is not None else None,
@@ -522,7 +536,8 @@ def cmd_evaluate(args) -> int:
             args.files, specs, feature_set=args.feature_set, track=args.labels,
             decoder=args.decoder, own_sessions=args.own_sessions,
             transition_window=args.transition_window, scheduler=args.scheduler,
-            n_workers=args.workers, progress=progress, label_map=label_map)
+            n_workers=args.workers, progress=progress, label_map=label_map,
+            cache_dir=args.feature_cache)
     finally:
         for bar in bars:
             bar.close()
@@ -863,6 +878,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="recognizer setting, e.g. tau=4000 or bmm:n_init=2 "
                        "(repeatable; without KIND it applies to every recognizer)")
         p.add_argument("--quiet", action="store_true", help="no progress bars")
+        p.add_argument("--scheduler", default="local", metavar="serial|local|ADDRESS",
+                       help="run the folds (train: of --evaluate) and the feature "
+                       "computations in this process (serial), on a Dask cluster on this "
+                       "machine (local, the default) or on the Dask scheduler at ADDRESS "
+                       "(`dask scheduler` + `dask worker ADDRESS` on each machine; workers "
+                       "read the recordings from storage shared with this machine)")
+        p.add_argument("--workers", type=_pos_int, default=None,
+                       help="processes of the local cluster (default: one per core)")
+        p.add_argument("--feature-cache", default=None, metavar="DIR",
+                       help="cache of per-recording features (.npz, keyed by file content "
+                       "and settings; default $WALKERLAB_FEATURE_CACHE or "
+                       "~/.cache/walkerlab/features; safe to delete)")
 
     p = sub.add_parser("train", help="train a recognizer on labelled recordings")
     add_training_args(p)
@@ -909,12 +936,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transition-window", type=_nonneg_int, default=25, metavar="FRAMES",
                    help="tolerance for the headline transition precision/recall "
                    "(0: the thesis's formula taken literally)")
-    p.add_argument("--scheduler", default="local", metavar="serial|local|ADDRESS",
-                   help="run the folds in this process (serial), on a Dask cluster on "
-                   "this machine (local, the default) or on the Dask scheduler at "
-                   "ADDRESS (workers read the recordings from shared storage)")
-    p.add_argument("--workers", type=_pos_int, default=None,
-                   help="processes of the local cluster (default: one per core)")
     p.add_argument("--report", metavar="DIR", default=None,
                    help="write an HTML report with plots and the JSON metrics to DIR")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")

@@ -3,9 +3,17 @@
 The folds of every model are independent tasks: ``evaluate_recordings`` plans them
 (``recognizers.evaluation.loso_folds``), runs each one (``run_fold``) either here or
 on Dask workers, and pools them (``summarize_folds``), so the metrics are the same
-whichever way they ran.  On Dask a task carries only file paths and settings: each
-worker reads the recordings it needs from storage they share with the client,
-nothing bulky goes through the scheduler.
+whichever way they ran.
+
+Fleet scale (issue 22): first each recording's labelled features are computed once,
+as one task per recording, into the feature cache (``host.feature_cache``: ``.npz``
+per recording, keyed by the file's content and the feature settings); then each fold
+reads the cached features of its recordings, one recording at a time where the
+recognizer learns that way (``fit_streamed``, e.g. the HMM), so no process holds more
+than one fold's features and the client holds none.  On Dask a task carries only file
+paths and settings: workers read recordings and cache entries from storage they share
+with the client (a worker that cannot see an entry recomputes it), nothing bulky goes
+through the scheduler.
 
     specs = [ModelSpec("hmm"), ModelSpec("bmm", {"n_init": 2})]
     results = evaluate_recordings(paths, specs, feature_set="cop", scheduler="local")
@@ -45,19 +53,61 @@ class ModelSpec:
             raise UserError("recognizer %s: %s" % (self.kind, exc)) from None
 
 
-def _load(paths, feature_set, track, label_map=None, check=True):
-    from host.datasets import load_sessions
+def _cache_task(path, feature_set, track, label_map=None, cache_dir=None):
+    """One recording's labelled features into the feature cache; its (small) entry."""
+    from host.feature_cache import cached_features
 
-    return load_sessions(list(paths), feature_set, track, label_map=label_map, check=check)
+    return cached_features(path, feature_set, track, label_map, cache_dir)
 
 
-def _fold_task(spec: ModelSpec, train_paths, test_paths, feature_set, track, decoder,
-               label_map=None):
-    """One fold on a worker: read the recordings, fit, decode the test sessions."""
+def _fold_task(spec: ModelSpec, train_entries, test_entries, decoder):
+    """One fold: fit on the cached features of the training recordings (streamed
+    where the recognizer can), decode the test recordings one by one."""
+    from host.feature_cache import CachedSessions
     from recognizers.evaluation import run_fold_variants
 
-    return run_fold_variants(spec.make, _load(train_paths, feature_set, track, label_map, False),
-                    _load(test_paths, feature_set, track, label_map, False), decoder)
+    return run_fold_variants(spec.make, CachedSessions(train_entries),
+                             CachedSessions(test_entries), decoder)
+
+
+def cache_recordings(paths, feature_set: str = "cop", track: str | None = None,
+                     label_map: dict | None = None, cache_dir=None, client=None,
+                     progress: Callable[[int, int], Any] | None = None):
+    """Cache entries of every recording (computed here, or as Dask tasks on ``client``),
+    after refusing a recording given twice, and checking that they share one label
+    set (unless ``label_map``) and one sample rate."""
+    from host.datasets import check_distinct
+    from host.feature_cache import check_entries
+
+    paths = [os.fspath(p) for p in paths]
+    if not paths:
+        raise UserError("no recordings given")
+    check_distinct(paths)
+    for p in paths:
+        if not os.path.exists(p):
+            raise UserError("%s: no such file" % p)
+    cache_dir = os.fspath(cache_dir) if cache_dir is not None else None
+    entries: list = [None] * len(paths)
+    if client is None:
+        for i, p in enumerate(paths):
+            entries[i] = _cache_task(p, feature_set, track, label_map, cache_dir)
+            if progress is not None:
+                progress(i + 1, len(paths))
+    else:
+        from distributed import as_completed
+
+        futures = {client.submit(_cache_task, p, feature_set, track, label_map, cache_dir,
+                                 pure=False): i for i, p in enumerate(paths)}
+        try:
+            for done, fut in enumerate(as_completed(list(futures)), start=1):
+                entries[futures[fut]] = fut.result()
+                if progress is not None:
+                    progress(done, len(paths))
+        except BaseException:
+            client.cancel(list(futures))
+            raise
+    check_entries(entries, label_map)
+    return entries
 
 
 @contextlib.contextmanager
@@ -90,80 +140,41 @@ def evaluate_recordings(paths, specs: list[ModelSpec], *, feature_set: str = "co
                         confusion_window: int = 0, scheduler: str = SERIAL,
                         n_workers: int | None = None,
                         progress: Callable[[int, int], Any] | None = None,
-                        label_map: dict | None = None) -> list[dict]:
+                        label_map: dict | None = None, cache_dir=None) -> list[dict]:
     """Leave-one-subject-out of every model in ``specs`` over the recordings ``paths``.
 
     ``scheduler``: ``"serial"`` (this process), ``"local"`` (a Dask cluster on this
-    machine, ``n_workers`` processes) or a Dask scheduler address.  Returns one
-    result dict per spec (see ``recognizers.evaluation.leave_one_subject_out``).
+    machine, ``n_workers`` processes, default one per core) or a Dask scheduler
+    address.  Features go through the feature cache in ``cache_dir`` (default
+    ``host.feature_cache.default_cache_dir()``).  Returns one result dict per spec
+    (see ``recognizers.evaluation.leave_one_subject_out``).
     An unsupervised recognizer gives two results from the same fits: its own state
-mapping and the other one (majority and one-to-one Hungarian), the second with
-``state_mapping`` in its ``params``.  ``progress(done, total)`` is called as folds finish.  A recording given twice,
-    or recordings of different label sets without a ``label_map`` (old code -> new
-    code) to merge them, are refused (``host.datasets.load_sessions``).
+    mapping and the other one (majority and one-to-one Hungarian), the second with
+    ``state_mapping`` in its ``params``.  ``progress(done, total)`` is called as folds
+    finish.  A recording given twice, or recordings of different label sets without a
+    ``label_map`` (old code -> new code) to merge them, are refused.
     """
-    from recognizers.evaluation import (
-        DEFAULT_WINDOWS,
-        loso_folds,
-        run_fold_variants,
-        summarize_folds,
-    )
+    from recognizers.evaluation import DEFAULT_WINDOWS
 
-    paths = [os.fspath(p) for p in paths]
     if not paths:
         raise UserError("no recordings given")
     for spec in specs:
         spec.check()
     windows = DEFAULT_WINDOWS if windows is None else windows
     if scheduler == SERIAL:
-        sessions = _load(paths, feature_set, track, label_map)
-        subjects = [s.subject for s in sessions]
+        entries = cache_recordings(paths, feature_set, track, label_map, cache_dir)
+        outputs = _run_folds(entries, specs, own_sessions, decoder, None, progress)
     else:
-        from host.datasets import check_distinct
-        from host.recording import read_attrs
-
-        check_distinct(paths)
-        sessions = None
-        subjects = []
-        for p in paths:
-            if not os.path.exists(p):
-                raise UserError("%s: no such file" % p)
-            subjects.append(read_attrs(p).get("subject_id") or p)
-    try:
-        folds = loso_folds(subjects, own_sessions)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    total = len(specs) * len(folds)
-    outputs: dict[tuple[int, int], tuple] = {}
-    if scheduler == SERIAL:
-        for m, spec in enumerate(specs):
-            for f, fold in enumerate(folds):
-                outputs[m, f] = run_fold_variants(spec.make, [sessions[i] for i in fold.train],
-                                         [sessions[i] for i in fold.test], decoder)
-                if progress is not None:
-                    progress(len(outputs), total)
-    else:
-        from distributed import as_completed
-
         with dask_client(scheduler, n_workers) as client:
-            futures = {}
-            for m, spec in enumerate(specs):
-                for f, fold in enumerate(folds):
-                    fut = client.submit(_fold_task, spec, [paths[i] for i in fold.train],
-                                        [paths[i] for i in fold.test], feature_set, track,
-                                        decoder, label_map, pure=False)
-                    futures[fut] = (m, f)
-            try:
-                for fut in as_completed(list(futures)):
-                    outputs[futures[fut]] = fut.result()
-                    if progress is not None:
-                        progress(len(outputs), total)
-            except BaseException:
-                client.cancel(list(futures))
-                raise
+            entries = cache_recordings(paths, feature_set, track, label_map, cache_dir,
+                                       client=client)
+            outputs = _run_folds(entries, specs, own_sessions, decoder, client, progress)
+    folds, outputs = outputs
     # One result per spec, then one per evaluation variant of that spec (e.g. the
     # other state mapping of an unsupervised recognizer), each a model of its own
     # in the printout, the report and the workbench, from the same fits.
+    from recognizers.evaluation import summarize_folds
+
     results = []
     for m, spec in enumerate(specs):
         for key in outputs[m, 0][1]:
@@ -179,3 +190,40 @@ mapping and the other one (majority and one-to-one Hungarian), the second with
                           own_sessions=own_sessions)
             results.append(result)
     return results
+
+
+def _run_folds(entries, specs, own_sessions, decoder, client, progress):
+    """``(folds, {(model, fold): run_fold_variants output})``, here or on ``client``."""
+    from recognizers.evaluation import loso_folds
+
+    try:
+        folds = loso_folds([e.subject for e in entries], own_sessions)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    total = len(specs) * len(folds)
+    outputs: dict[tuple[int, int], tuple] = {}
+    if client is None:
+        for m, spec in enumerate(specs):
+            for f, fold in enumerate(folds):
+                outputs[m, f] = _fold_task(spec, [entries[i] for i in fold.train],
+                                           [entries[i] for i in fold.test], decoder)
+                if progress is not None:
+                    progress(len(outputs), total)
+        return folds, outputs
+    from distributed import as_completed
+
+    futures = {}
+    for m, spec in enumerate(specs):
+        for f, fold in enumerate(folds):
+            fut = client.submit(_fold_task, spec, [entries[i] for i in fold.train],
+                                [entries[i] for i in fold.test], decoder, pure=False)
+            futures[fut] = (m, f)
+    try:
+        for fut in as_completed(list(futures)):
+            outputs[futures[fut]] = fut.result()
+            if progress is not None:
+                progress(len(outputs), total)
+    except BaseException:
+        client.cancel(list(futures))
+        raise
+    return folds, outputs

@@ -95,7 +95,17 @@ class EqualFrequencyDiscretizer:
         if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
             raise ValueError("n_bins must be an integer >= 1, got %r" % (n_bins,))
         X = self._check_X(X)
-        edges = [_column_edges(X[:, j], int(n_bins)) for j in range(X.shape[1])]
+        return self.fit_columns(lambda j: X[:, j], X.shape[1])
+
+    def fit_columns(self, column, n_features: int) -> "EqualFrequencyDiscretizer":
+        """Place the cuts one column at a time: ``column(j)`` gives feature ``j``'s
+        training values (n_samples,).  Same cuts as :meth:`fit` on the matrix of
+        those columns, with only one column in memory (streamed training)."""
+        n_bins = self.n_bins
+        if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+            raise ValueError("n_bins must be an integer >= 1, got %r" % (n_bins,))
+        edges = [_column_edges(np.asarray(column(j), dtype=np.float64), int(n_bins))
+                 for j in range(int(n_features))]
         self._set_edges(edges)
         return self
 

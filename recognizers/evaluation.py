@@ -323,18 +323,31 @@ def run_fold_variants(make_recognizer: Callable[[], Any], train_sessions, test_s
     """As :func:`run_fold`, decoding also the recognizer's ``evaluation_variants``.
 
     Returns ``(ys_true, {variant: ys_pred})`` with ``()`` the recognizer as made and
-    ``(param, value)`` each variant (one fit for all).
+    ``(param, value)`` each variant (one fit for all).  ``train_sessions`` and
+    ``test_sessions`` may be sources (``recognizers.sources``) read one session at a
+    time; a recognizer with ``fit_streamed`` then never holds all training data.
     """
     if decoder not in ("predict", "filter", "smooth"):
         raise ValueError("decoder must be 'predict', 'filter' or 'smooth', got %r" % (decoder,))
     rec = make_recognizer()
-    rec.fit([_field(s, "X") for s in train_sessions], [_field(s, "y") for s in train_sessions])
-    ys_true = [np.asarray(_field(s, "y")).astype(str) for s in test_sessions]
+    if hasattr(train_sessions, "column"):  # a source (recognizers.sources): read on demand
+        from recognizers.sources import fit_source
+
+        fit_source(rec, train_sessions)
+    else:
+        rec.fit([_field(s, "X") for s in train_sessions],
+                [_field(s, "y") for s in train_sessions])
     variants = {(): rec}
     if hasattr(rec, "evaluation_variants"):
         variants.update(rec.evaluation_variants())
-    return ys_true, {key: [_decode(r, _field(s, "X"), decoder) for s in test_sessions]
-                     for key, r in variants.items()}
+    ys_true = []
+    preds: dict = {key: [] for key in variants}
+    for i in range(len(test_sessions)):  # one test session in memory at a time
+        s = test_sessions[i]
+        ys_true.append(np.asarray(_field(s, "y")).astype(str))
+        for key, r in variants.items():
+            preds[key].append(_decode(r, _field(s, "X"), decoder))
+    return ys_true, preds
 
 
 def summarize_folds(fold_results, *, windows: Iterable[int] = DEFAULT_WINDOWS,

@@ -56,6 +56,7 @@ from recognizers.base import (
     Recognizer,
     RecognizerTags,
     StrOptions,
+    _check_sequence,
     check_is_fitted,
     register_recognizer,
 )
@@ -102,15 +103,33 @@ def _emission_row_into(sym_row, log_table, out):
 
 @numba.njit(cache=True)
 def _emission_rows_into(sym, log_table, out):
-    """``_emission_row_into`` for every frame (same summation order, so equal results)."""
+    """``_emission_row_into`` for every frame (same summation order, so equal results):
+    whole contiguous table rows added per sensor, which the compiler vectorises."""
     k = out.shape[1]
     n_s = sym.shape[1]
+    if n_s == 0:
+        out[:] = 0.0
+        return
     for t in range(sym.shape[0]):
+        o = out[t]
+        row = log_table[0, sym[t, 0]]
         for j in range(k):
-            acc = 0.0
-            for s in range(n_s):
-                acc += log_table[s, sym[t, s], j]
-            out[t, j] = acc
+            o[j] = 0.0 + row[j]
+        for s in range(1, n_s):
+            row = log_table[s, sym[t, s]]
+            for j in range(k):
+                o[j] += row[j]
+
+
+@numba.njit(cache=True)
+def _symbols_in_range(sym, n_values):
+    """Every ``0 <= sym[t, s] <= n_values[s]`` (one pass, no temporaries)."""
+    for t in range(sym.shape[0]):
+        for s in range(sym.shape[1]):
+            v = sym[t, s]
+            if v < 0 or v > n_values[s]:
+                return False
+    return True
 
 
 @numba.njit(cache=True)
@@ -372,7 +391,7 @@ class CategoricalEmissions:
         if X.size and X.dtype.kind not in "iu":
             raise ValueError("symbols must be integers, got dtype %s" % X.dtype)
         X = np.ascontiguousarray(X, dtype=np.int64)
-        if X.size and (X.min() < 0 or np.any(X > self.n_values)):
+        if X.size and not _symbols_in_range(X, self.n_values):
             raise ValueError("symbols out of range: sensor s takes 0..%s (the last is "
                              "'missing')" % self.n_values.tolist())
         return X
@@ -455,6 +474,20 @@ class SupervisedCounts:
     trans: np.ndarray
     emission: CategoricalStats
 
+    @classmethod
+    def zeros(cls, n_components: int, n_values) -> "SupervisedCounts":
+        K = int(n_components)
+        return cls(np.zeros(K), np.zeros((K, K)), CategoricalStats.zeros(K, n_values))
+
+    def add(self, symbols, states) -> None:
+        """Count one labelled sequence (T, n_sensors) symbols, (T,) states in place."""
+        y = np.asarray(states, dtype=np.int64)
+        if y.size == 0:
+            return
+        self.start[y[0]] += 1
+        np.add.at(self.trans, (y[:-1], y[1:]), 1.0)
+        self.emission.add(symbols, states=y)
+
 
 def count_supervised(symbols, states, n_components: int, n_values) -> SupervisedCounts:
     """Count starts, transitions and emissions of labelled symbol sequences.
@@ -462,18 +495,10 @@ def count_supervised(symbols, states, n_components: int, n_values) -> Supervised
     ``symbols``: list of (T_i, n_sensors) int arrays; ``states``: list of
     (T_i,) int arrays in ``0 .. n_components - 1``.
     """
-    K = int(n_components)
-    start = np.zeros(K)
-    trans = np.zeros((K, K))
-    em = CategoricalStats.zeros(K, n_values)
+    counts = SupervisedCounts.zeros(n_components, n_values)
     for X, y in zip(symbols, states):
-        y = np.asarray(y, dtype=np.int64)
-        if y.size == 0:
-            continue
-        start[y[0]] += 1
-        np.add.at(trans, (y[:-1], y[1:]), 1.0)
-        em.add(X, states=y)
-    return SupervisedCounts(start, trans, em)
+        counts.add(X, y)
+    return counts
 
 
 class MultiCategoricalHMM(BaseHMM):
@@ -1011,6 +1036,46 @@ class HMMRecognizer(Recognizer):
         symbols = [disc.transform(X) for X in Xs]
         states = [np.searchsorted(self.classes_, y) for y in ys]
         counts = count_supervised(symbols, states, len(self.classes_), disc.n_bins_)
+        return self._set_fitted(disc, counts, feature_set)
+
+    def fit_streamed(self, source, *, feature_set=None):
+        """:meth:`fit` on a source read one sequence at a time (``recognizers.sources``).
+
+        Gives exactly the model ``fit`` gives on the same sequences, holding one
+        sequence and one feature column of the training data in memory, never all of
+        it: the classes from the labels, the bin edges column by column
+        (``source.column``), then the counts sequence by sequence.
+        """
+        self._validate_params()
+        n = len(source)
+        if n == 0:
+            raise ValueError("fit needs at least one sequence")
+        classes = np.unique(np.concatenate([np.asarray(source.labels(i)).astype(str)
+                                            for i in range(n)]))
+        if classes.size == 0:
+            raise ValueError("fit needs at least one labelled frame")
+        first = _check_sequence(source[0].X, "sequences[0]")
+        n_features = first.shape[1]
+        del first
+        disc = EqualFrequencyDiscretizer(n_bins=int(self.n_bins)).fit_columns(
+            source.column, n_features)
+        counts = SupervisedCounts.zeros(classes.size, disc.n_bins_)
+        for i in range(n):
+            item = source[i]
+            X = _check_sequence(item.X, "sequences[%d]" % i)
+            if X.shape[1] != n_features:
+                raise ValueError("sequences[%d] has %d features, sequences[0] has %d"
+                                 % (i, X.shape[1], n_features))
+            y = np.asarray(item.y)
+            if y.ndim != 1 or y.shape[0] != X.shape[0]:
+                raise ValueError("labels[%d] has shape %s but sequences[%d] has %d frames"
+                                 % (i, y.shape, i, X.shape[0]))
+            counts.add(disc.transform(X), np.searchsorted(classes, y.astype(str)))
+        self.n_features_in_ = n_features
+        self.classes_ = classes
+        return self._set_fitted(disc, counts, feature_set)
+
+    def _set_fitted(self, disc, counts, feature_set):
         self.discretizer_ = disc
         self.model_ = MultiCategoricalHMM.from_counts(
             counts, pseudocount=float(self.pseudocount), transitions=self.transitions,

@@ -1,5 +1,5 @@
-"""Every test: offscreen Qt, and settings and the model registry in temporary places
-(never the user's)."""
+"""Every test: offscreen Qt, and settings, the model registry and the feature cache in
+temporary places (never the user's)."""
 import gc
 import os
 
@@ -13,6 +13,7 @@ def isolated_settings(tmp_path, monkeypatch):
     path = tmp_path / "walkerlab-settings.ini"
     monkeypatch.setenv("WALKERLAB_SETTINGS", str(path))
     monkeypatch.setenv("WALKERLAB_MODELS", str(tmp_path / "default-models"))
+    monkeypatch.setenv("WALKERLAB_FEATURE_CACHE", str(tmp_path / "feature-cache"))
     monkeypatch.delenv("WALKERLAB_THEME", raising=False)
     return path
 
