@@ -13,7 +13,8 @@ import pathlib
 from dataclasses import asdict, dataclass, field, fields
 
 CALIBRATION_FORMAT = "walkerlab-calibration"
-CALIBRATION_VERSION = 1
+CALIBRATION_VERSION = 2  # 2 added 'results'; version 1 files are still read
+READABLE_VERSIONS = (1, 2)
 GRAVITY = 9.80665
 
 # Nominal hardware of a WalkerLab walker (and of the virtual walker):
@@ -50,6 +51,9 @@ class WalkerCalibration:
     # Below this total load the COP is undefined (nobody leans on the walker).
     min_total_load_n: float = 20.0
     source: str = "nominal"
+    # How each part was obtained: {"load"|"accel"|"encoder": {procedure, date, values,
+    # stderr, residuals, residual_unit, max_residual}} (calibration/procedures.py).
+    results: dict = field(default_factory=dict)
 
     @property
     def metres_per_tick(self) -> float:
@@ -79,6 +83,9 @@ class WalkerCalibration:
             raise bad("encoder_ticks_per_rev", "must be a positive integer")
         if not isinstance(self.walker_id, str) or not self.walker_id:
             raise bad("walker_id", "must be a non-empty string")
+        if not isinstance(self.results, dict) or not all(
+                isinstance(k, str) and isinstance(v, dict) for k, v in self.results.items()):
+            raise bad("results", "must map procedure names to objects")
         return self
 
     def to_dict(self) -> dict:
@@ -91,14 +98,15 @@ class WalkerCalibration:
     def from_dict(cls, data: dict, where: str = "calibration") -> "WalkerCalibration":
         if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
             raise CalibrationError("%s: not a WalkerLab calibration (field 'format')" % where)
-        if data.get("version") != CALIBRATION_VERSION:
-            raise CalibrationError("%s: field 'version' is %r; this WalkerLab reads version %d"
-                                   % (where, data.get("version"), CALIBRATION_VERSION))
+        if data.get("version") not in READABLE_VERSIONS:
+            raise CalibrationError("%s: field 'version' is %r; this WalkerLab reads versions %s"
+                                   % (where, data.get("version"),
+                                      ", ".join(map(str, READABLE_VERSIONS))))
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known - {"format", "version"})
         if unknown:
             raise CalibrationError("%s: unknown field '%s'" % (where, unknown[0]))
-        missing = sorted(known - set(data) - {"source"})
+        missing = sorted(known - set(data) - {"source", "results"})
         if missing:
             raise CalibrationError("%s: field '%s' is missing" % (where, missing[0]))
         return cls(**{k: v for k, v in data.items() if k in known}).validate(where)

@@ -10,8 +10,11 @@ class BackgroundVirtualWalker:
     """A PtyServer serving a VirtualWalker from a daemon thread; `path` is its port."""
 
     def __init__(self, course: str = "free", seed: int = 0, rate_hz: int = 50,
-                 faults: FaultConfig | None = None, path: str | None = None) -> None:
-        self.walker = VirtualWalker(course, seed, rate_hz, repeat=True)
+                 faults: FaultConfig | None = None, path: str | None = None,
+                 bench=None, truth=None, storage=None, speed: float = 1.0) -> None:
+        self.speed = speed
+        self.walker = VirtualWalker(course, seed, rate_hz, repeat=True, bench=bench,
+                                    truth=truth, storage=storage)
         self.server = PtyServer(self.walker, faults, path=path)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -20,7 +23,8 @@ class BackgroundVirtualWalker:
     def start(self) -> str:
         self.path = self.server.open()
         self._thread = threading.Thread(target=self.server.serve,
-                                        kwargs={"should_stop": self._stop.is_set},
+                                        kwargs={"should_stop": self._stop.is_set,
+                                                "speed": self.speed},
                                         name="walkerlab-virtual-walker", daemon=True)
         self._thread.start()
         return self.path
@@ -37,3 +41,17 @@ class BackgroundVirtualWalker:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def bench_walker(walker_seed: int = 0, speed: float = 1.0, mistakes: dict | None = None,
+                 storage=None):
+    """A virtual walker on a calibration bench, with the technician that works it:
+    (BackgroundVirtualWalker, technician callable(Step), the hidden hardware truth)."""
+    from device.sim.bench import CalibrationBench, VirtualTechnician
+    from device.sim.sensors import default_truth
+
+    bench = CalibrationBench()
+    truth = default_truth(walker_seed)
+    walker = BackgroundVirtualWalker(seed=walker_seed, bench=bench, truth=truth,
+                                     speed=speed, storage=storage)
+    return walker, VirtualTechnician(bench, mistakes), truth

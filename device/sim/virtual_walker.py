@@ -41,7 +41,8 @@ class VirtualWalker:
     def __init__(self, course: str = "free", seed: int = 0, rate_hz: int = DEFAULT_RATE_HZ,
                  label_jitter_s: float = 0.0, duration_s: float | None = None,
                  truth: WalkerHardwareTruth | None = None, repeat: bool = False,
-                 sync_taps_s=(), hardware: str = "bits", storage=None) -> None:
+                 sync_taps_s=(), hardware: str = "bits", storage=None,
+                 bench=None) -> None:
         if hardware not in BOARDS:
             raise ValueError("hardware must be one of %s, got %r" % (", ".join(BOARDS),
                                                                    hardware))
@@ -52,7 +53,11 @@ class VirtualWalker:
         self._session_kwargs = dict(course=course, truth=truth,
                                     label_jitter_s=label_jitter_s, duration_s=duration_s,
                                     sync_taps_s=sync_taps_s)
-        self.sensors = SimulatedSensors(seed=seed, **self._session_kwargs)
+        if bench is not None:
+            from .bench import BenchSensors
+            self.sensors = BenchSensors(truth, bench, seed)
+        else:
+            self.sensors = SimulatedSensors(seed=seed, **self._session_kwargs)
         self.board = BOARDS[hardware](self.sensors, storage=storage)
         self._out = bytearray()
         self.firmware = WalkerFirmware(self.board, self._out.extend, rate_hz=rate_hz)
