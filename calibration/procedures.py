@@ -99,13 +99,13 @@ def mass_step_rise(offsets, cell: int, mass_kg: float, readings, max_sd_counts: 
         raise CalibrationStepError("mass must be positive, got %r kg" % (mass_kg,))
     rise = (steady_mean(readings, max_sd_counts, "cell %d, %.3g kg" % (cell, mass_kg))
             - np.asarray(offsets, dtype=np.float64))
+    other = int(np.argmax(np.abs(rise)))
+    if other != cell and abs(rise[other]) >= min_counts:
+        raise CalibrationStepError("cell %d, %.3g kg: cell %d rose more; is the mass over "
+                                   "the right cell?" % (cell, mass_kg, other))
     if abs(rise[cell]) < min_counts:
         raise CalibrationStepError("cell %d, %.3g kg: mass not detected (rise %.0f counts)"
                                    % (cell, mass_kg, rise[cell]))
-    other = int(np.argmax(np.abs(rise)))
-    if other != cell:
-        raise CalibrationStepError("cell %d, %.3g kg: cell %d rose more; is the mass over "
-                                   "the right cell?" % (cell, mass_kg, other))
     return float(rise[cell])
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 
 import numpy as np
 
@@ -47,6 +48,33 @@ class CalibrationBench:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pending: list = []
+        self.t_s = 0.0  # the walker's time, as last seen by its sensors
+        self.busy_until_s = 0.0  # the end of a roll in progress
+        self._changed = threading.Condition(self._lock)
+
+    def wait_done(self, after_s: float = 0.3, timeout_s: float = 30.0) -> None:
+        """Block until every change has reached the walker, a roll in progress has
+        ended, and `after_s` more walker seconds have passed (a person confirms a step
+        a moment after doing it)."""
+        end = None
+        stop = time.monotonic() + timeout_s
+        with self._changed:
+            while True:
+                if not self._pending:
+                    if end is None:
+                        end = max(self.t_s, self.busy_until_s) + after_s
+                    elif self.t_s >= end:
+                        return
+                if time.monotonic() > stop:
+                    return
+                self._changed.wait(0.05)
+
+    def _seen(self, t_s: float, busy_until_s: float | None = None) -> None:
+        with self._changed:
+            self.t_s = t_s
+            if busy_until_s is not None:
+                self.busy_until_s = busy_until_s
+            self._changed.notify_all()
 
     def _push(self, *change) -> None:
         with self._lock:
@@ -56,6 +84,9 @@ class CalibrationBench:
         with self._lock:
             out, self._pending = self._pending, []
         return out
+
+    def has_changes(self) -> bool:
+        return bool(self._pending)
 
     # ---- load cells ------------------------------------------------------------------
     def clear_masses(self) -> None:
@@ -139,6 +170,10 @@ class BenchSensors:
 
     # ---- physics -------------------------------------------------------------------
     def _apply_changes(self) -> None:
+        if not self.bench.has_changes():
+            if self._t - self.bench.t_s >= 0.01:
+                self.bench._seen(self._t)
+            return
         for change in self.bench.take_changes():
             kind = change[0]
             if kind in ("masses", "add_masses"):
@@ -153,6 +188,8 @@ class BenchSensors:
             elif kind == "roll":
                 self._dist0 = self._distance(self._t)
                 self._roll = (self._t, change[1], max(change[2], 1e-3))
+        start, _, dur = self._roll
+        self.bench._seen(self._t, start + dur)
 
     def _wobble(self, t: float) -> float:
         dt = t - self._changed_t
@@ -243,6 +280,7 @@ class VirtualTechnician:
         mistake = self.mistakes.pop(self.performed, None)
         if mistake is not None:
             mistake(self.bench)
+            self.bench.wait_done()
             return
         kind = step.kind
         if kind == "tare":
@@ -255,3 +293,4 @@ class VirtualTechnician:
             self.bench.orient(axis, sign)
         elif kind == "roll":
             self.bench.roll(step.distance_m * step.direction, self.roll_s)
+        self.bench.wait_done()
