@@ -270,6 +270,21 @@ def _calibration_history(store, args) -> int:
     return 0
 
 
+def cmd_recalibrate(args) -> int:
+    from calibration import CalibrationError, WalkerCalibration
+    from host.recording.recalibrate import recalibrate
+
+    try:
+        cal = WalkerCalibration.load(args.calibration)
+    except CalibrationError as exc:
+        raise UserError(str(exc)) from None
+    written = recalibrate(args.file, cal, out=args.out, overwrite=args.overwrite,
+                          any_walker=args.any_walker)
+    print("%s: physical values now from %s (%s); raw data unchanged"
+          % (written, args.calibration, cal.source), file=sys.stderr)
+    return 0
+
+
 def cmd_ports(args) -> int:
     from serial.tools import list_ports
 
@@ -889,6 +904,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="virtual walker's device seconds per real second (default 1)")
     p.add_argument("--json", action="store_true", help="(history) as JSON")
     p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("recalibrate", help="derive a recording's physical values with "
+                       "another calibration (raw data unchanged)")
+    p.add_argument("file", metavar="FILE.h5")
+    p.add_argument("--calibration", required=True, metavar="C.json",
+                   help="the calibration to use (walkerlab calibrate writes them)")
+    p.add_argument("--out", metavar="NEW.h5", default=None,
+                   help="write a recalibrated copy here (default: replace FILE.h5 "
+                   "atomically; its previous calibration is kept in its history)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    p.add_argument("--any-walker", action="store_true",
+                   help="accept a calibration of another walker")
+    p.set_defaults(func=cmd_recalibrate)
 
     p = sub.add_parser("record", help="record a session from a walker to HDF5")
     p.add_argument("--port", required=True, help="serial port of the walker")
