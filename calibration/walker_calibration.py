@@ -166,15 +166,70 @@ def register_calibration_source(source) -> None:
         _SOURCES.append(source)
 
 
-def calibration_for(walker_id: str) -> WalkerCalibration:
-    """The stored calibration of a walker; else one from a registered source (a virtual
-    walker's factory calibration); else nominal values (an uncalibrated walker)."""
+def calibration_date(calibration: WalkerCalibration) -> float | None:
+    """Unix time of the latest procedure in `results`, or None (a hand-made file)."""
+    import datetime as _dt
+
+    latest = None
+    for result in calibration.results.values():
+        try:
+            t = _dt.datetime.fromisoformat(str(result.get("date", ""))).timestamp()
+        except ValueError:
+            continue
+        latest = t if latest is None else max(latest, t)
+    return latest
+
+
+def from_walker(reported: dict, walker_id: str) -> WalkerCalibration:
+    """The calibration a walker reported (device.protocol.wire.unpack_calibration)."""
+    import datetime as _dt
+
+    names = [f.name for f in fields(WalkerCalibration)]
+    values = {k: reported[k] for k in names if k in reported}
+    date = _dt.datetime.fromtimestamp(int(reported.get("date_s", 0)), _dt.timezone.utc)
+    stamp = date.isoformat(timespec="seconds")
+    cal = WalkerCalibration(walker_id=walker_id, **values,
+                            source="walker's flash, written %s" % stamp)
+    return cal.validate("calibration reported by walker %s" % walker_id)
+
+
+def to_walker(calibration: WalkerCalibration) -> tuple[dict, int]:
+    """(fields for device.protocol.wire.pack_calibration, date in unix seconds)."""
+    import time as _time
+
+    d = asdict(calibration)
+    date = calibration_date(calibration)
+    return d, int(date if date is not None else _time.time())
+
+
+def stored_calibration_path(walker_id: str, directory=None) -> pathlib.Path:
+    """Where walker_id's calibration file is (in `directory`, default calibration_dir())."""
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in walker_id) or "walker"
-    path = calibration_dir() / (safe + ".json")
-    if path.exists():
-        return WalkerCalibration.load(path)
-    for source in _SOURCES:
-        found = source(walker_id)
-        if found is not None:
-            return found
+    return (pathlib.Path(directory) if directory is not None else calibration_dir()) / (
+        safe + ".json")
+
+
+def calibration_for(walker_id: str, reported: dict | None = None,
+                    use_sources: bool = True, directory=None) -> WalkerCalibration:
+    """A walker's calibration: the newer of its stored file and the one it `reported`
+    from its flash (the INFO's CALIBRATION frame; a file without dated results counts
+    by its modification time); with neither, one from a registered source (a virtual
+    walker's factory calibration) when `use_sources`, else nominal values (an
+    uncalibrated walker). Live paths pass use_sources=False: a connected walker's
+    constants come from the walker or this computer's file, never from simulator code."""
+    path = stored_calibration_path(walker_id, directory)
+    stored = WalkerCalibration.load(path) if path.exists() else None
+    walker = from_walker(reported, walker_id) if reported else None
+    if stored is not None and walker is not None:
+        t_file = calibration_date(stored)
+        if t_file is None:
+            t_file = path.stat().st_mtime
+        return walker if reported.get("date_s", 0) > t_file else stored
+    if stored is not None or walker is not None:
+        return stored if stored is not None else walker
+    if use_sources:
+        for source in _SOURCES:
+            found = source(walker_id)
+            if found is not None:
+                return found
     return WalkerCalibration(walker_id=walker_id)

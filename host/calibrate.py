@@ -25,11 +25,13 @@ import time
 
 import numpy as np
 
-from calibration import GRAVITY, CalibrationError, WalkerCalibration, calibration_dir
+from calibration import (GRAVITY, CalibrationError, WalkerCalibration, calibration_dir,
+                         calibration_for)
 from calibration.procedures import (SIX_POSITIONS, CalibrationStepError, FitResult, apply,
                                     check_accel_position, encoder_rolls, load_gains,
                                     mass_step_rise, standard_error, tare)
-from calibration.walker_calibration import (NOMINAL_ACCEL_COUNTS_PER_G,
+from calibration.walker_calibration import (NOMINAL_ACCEL_COUNTS_PER_G, stored_calibration_path,
+                                            to_walker,
                                             NOMINAL_ENCODER_TICKS_PER_REV,
                                             NOMINAL_LOAD_GAIN_COUNTS_PER_N,
                                             NOMINAL_WHEEL_DIAMETER_M)
@@ -265,17 +267,15 @@ class CalibrationStore:
         self.root = pathlib.Path(root) if root is not None else calibration_dir()
 
     def current_path(self, walker_id: str) -> pathlib.Path:
-        return self.root / (_safe_id(walker_id) + ".json")
+        return stored_calibration_path(walker_id, self.root)
 
     def history_dir(self, walker_id: str) -> pathlib.Path:
         return self.root / "history" / _safe_id(walker_id)
 
-    def current(self, walker_id: str) -> WalkerCalibration:
-        """The walker's stored calibration, else nominal values (never a simulator's)."""
-        path = self.current_path(walker_id)
-        if path.exists():
-            return WalkerCalibration.load(path)
-        return WalkerCalibration(walker_id=walker_id)
+    def current(self, walker_id: str, reported: dict | None = None) -> WalkerCalibration:
+        """The newer of the walker's stored calibration and the one it `reported` from
+        its flash, else nominal values (never a simulator's)."""
+        return calibration_for(walker_id, reported, use_sources=False, directory=self.root)
 
     def save(self, calibration: WalkerCalibration, result: FitResult) -> pathlib.Path:
         """Make `calibration` current and add it to the history; the record's path."""
@@ -530,6 +530,34 @@ def describe_result(fit: FitResult, calibration: WalkerCalibration) -> list[str]
     return lines
 
 
+def write_calibration_to_walker(link, calibration: WalkerCalibration,
+                                timeout_s: float = 3.0, attempts: int = 3) -> dict:
+    """Store `calibration` in the flash of the walker on the open `link` (CAL_WRITE);
+    returns what the walker then reports. UserError if it refuses or never answers."""
+    from host.link import QueueSink
+
+    fields, date_s = to_walker(calibration)
+    payload = wire.pack_calibration(fields, date_s)
+    expected = wire.unpack_calibration(payload)
+    sink = QueueSink()
+    link.add_sink(sink)
+    for _ in range(attempts):
+        link.send_command(wire.CMD_CAL_WRITE, payload)
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            for batch in sink.drain():
+                for event in batch.events:
+                    if event.kind == "nak" and event.detail == "CAL_WRITE":
+                        raise UserError("walker %s refused the calibration (its firmware "
+                                        "cannot store one, or the values are out of range)"
+                                        % calibration.walker_id)
+            if link.walker_calibration == expected:
+                return expected
+            time.sleep(0.02)
+    raise UserError("walker %s did not confirm the calibration written to it"
+                    % calibration.walker_id)
+
+
 def run_calibration(port: str, procedure: str, ui, store: CalibrationStore,
                     technician=None, out: str | None = None, masses_kg=(10.0, 20.0),
                     distance_m: float = 5.0, save: bool | None = None,
@@ -548,7 +576,7 @@ def run_calibration(port: str, procedure: str, ui, store: CalibrationStore,
         readings = LiveReadings(link)
         info = readings.wait_info()
         walker_id = info["walker_id"]
-        base = store.current(walker_id)
+        base = store.current(walker_id, info.get("calibration"))
         ui.say("walker %s on %s, firmware %s; its calibration: %s"
                % (walker_id, port, info.get("firmware_version", "?"), base.source))
         guided = GuidedCalibration(readings, ui, technician, masses_kg, distance_m)
@@ -569,9 +597,8 @@ def run_calibration(port: str, procedure: str, ui, store: CalibrationStore,
             new.save(out)
             ui.say("written to %s" % out)
         if write_to_walker:
-            from host.walker_calibration_io import write_calibration_to_walker
             write_calibration_to_walker(link, new)
-            ui.say("written to the walker's flash")
+            ui.say("written to the walker's flash; it reports it with its identity")
         return new, fit
     finally:
         link.close()

@@ -55,7 +55,8 @@ def cmd_virtual_walker(args) -> int:
         os.makedirs(args.flash_dir, exist_ok=True)
         storage = FileStorage(args.flash_dir)
     walker = VirtualWalker(args.course, args.seed, args.rate, repeat=True,
-                           label_jitter_s=args.label_jitter, storage=storage)
+                           label_jitter_s=args.label_jitter, storage=storage,
+                           factory_flash=True)
     faults = FaultConfig(corrupt_rate=args.corrupt_rate, drop_rate=args.drop_rate,
                          disconnect_every_s=args.disconnect_every,
                          disconnect_duration_s=args.disconnect_duration,
@@ -235,9 +236,10 @@ def cmd_calibrate(args) -> int:
         if args.port:
             run_calibration(args.port, args.procedure, ui, store, **kwargs)
             return 0
-        from host.virtual_port import bench_walker
+        from host.virtual_port import bench_walker, virtual_flash
 
-        walker, technician, _ = bench_walker(args.seed, speed=args.speed)
+        walker, technician, _ = bench_walker(args.seed, speed=args.speed,
+                                             storage=virtual_flash("SIM-%d" % args.seed))
         with walker:
             print("no port given: calibrating virtual walker SIM-%d on a calibration bench "
                   "(%s); its technician does each step as you confirm it"

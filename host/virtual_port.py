@@ -14,7 +14,7 @@ class BackgroundVirtualWalker:
                  bench=None, truth=None, storage=None, speed: float = 1.0) -> None:
         self.speed = speed
         self.walker = VirtualWalker(course, seed, rate_hz, repeat=True, bench=bench,
-                                    truth=truth, storage=storage)
+                                    truth=truth, storage=storage, factory_flash=True)
         self.server = PtyServer(self.walker, faults, path=path)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -55,3 +55,21 @@ def bench_walker(walker_seed: int = 0, speed: float = 1.0, mistakes: dict | None
     walker = BackgroundVirtualWalker(seed=walker_seed, bench=bench, truth=truth,
                                      speed=speed, storage=storage)
     return walker, VirtualTechnician(bench, mistakes), truth
+
+
+def virtual_flash(walker_id: str):
+    """The emulated flash of virtual walker `walker_id`, kept across runs (a folder under
+    $WALKERLAB_VIRTUAL_FLASH_DIR, default ~/.local/state/walkerlab/virtual-flash)."""
+    import os
+    import pathlib
+
+    from device.firmware.storage import FileStorage
+
+    base = os.environ.get("WALKERLAB_VIRTUAL_FLASH_DIR") or os.path.join(
+        os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                         "state"),
+        "walkerlab", "virtual-flash")
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in walker_id)
+    folder = pathlib.Path(base) / safe
+    folder.mkdir(parents=True, exist_ok=True)
+    return FileStorage(str(folder))

@@ -42,7 +42,7 @@ class VirtualWalker:
                  label_jitter_s: float = 0.0, duration_s: float | None = None,
                  truth: WalkerHardwareTruth | None = None, repeat: bool = False,
                  sync_taps_s=(), hardware: str = "bits", storage=None,
-                 bench=None) -> None:
+                 bench=None, factory_flash: bool = False) -> None:
         if hardware not in BOARDS:
             raise ValueError("hardware must be one of %s, got %r" % (", ".join(BOARDS),
                                                                    hardware))
@@ -58,6 +58,15 @@ class VirtualWalker:
             self.sensors = BenchSensors(truth, bench, seed)
         else:
             self.sensors = SimulatedSensors(seed=seed, **self._session_kwargs)
+        if factory_flash:
+            from device.firmware.core import CALIBRATION_FILE
+            from device.firmware.storage import MemoryStorage
+
+            from .factory_calibration import factory_calibration_payload
+            storage = storage if storage is not None else MemoryStorage()
+            if storage.read(CALIBRATION_FILE) is None:
+                storage.write(CALIBRATION_FILE,
+                              factory_calibration_payload(self.sensors.truth))
         self.board = BOARDS[hardware](self.sensors, storage=storage)
         self._out = bytearray()
         self.firmware = WalkerFirmware(self.board, self._out.extend, rate_hz=rate_hz)

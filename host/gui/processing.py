@@ -166,7 +166,8 @@ class ProcessingWorker:
                 return False
             walker_id = info.get("walker_id") or "walker"
             try:
-                self.calibration = calibration_for(walker_id)
+                self.calibration = calibration_for(walker_id, info.get("calibration"),
+                                                   use_sources=False)
             except CalibrationError as exc:
                 self.errors.append("calibration of walker %s: %s; using nominal values"
                                    % (walker_id, one_line(exc)))

@@ -79,7 +79,8 @@ class Terminal:
 
 @pytest.fixture
 def env(tmp_path):
-    e = dict(os.environ, PYTHONPATH=str(ROOT), WALKERLAB_CALIBRATION_DIR=str(tmp_path / "cal"))
+    e = dict(os.environ, PYTHONPATH=str(ROOT), WALKERLAB_CALIBRATION_DIR=str(tmp_path / "cal"),
+             WALKERLAB_VIRTUAL_FLASH_DIR=str(tmp_path / "flash"))
     e.pop("PYTHONSTARTUP", None)
     return e
 
