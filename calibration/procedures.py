@@ -119,9 +119,11 @@ def load_gains(offsets, steps, max_sd_counts: float, min_counts: float = 2000.0,
     than its own, is refused (mass not detected / wrong cell)."""
     offsets = np.asarray(offsets, dtype=np.float64)
     per_cell: dict[int, list[tuple[float, float]]] = {c: [] for c in range(4)}
+    step_se: dict[int, list[float]] = {c: [] for c in range(4)}
     for cell, mass_kg, readings in steps:
         rise = mass_step_rise(offsets, cell, mass_kg, readings, max_sd_counts, min_counts)
         per_cell[cell].append((mass_kg * GRAVITY, rise))
+        step_se[cell].append(float(standard_error(readings)[cell]))
     missing = [c for c, v in per_cell.items() if not v]
     if missing:
         raise CalibrationStepError("no mass placed over cell(s) %s" % missing)
@@ -132,7 +134,14 @@ def load_gains(offsets, steps, max_sd_counts: float, min_counts: float = 2000.0,
         res_n = (r - g * f) / g
         gains.append(g)
         dof = len(f) - 1
-        errs.append(float(math.sqrt(res_n @ res_n / dof / (f @ f)) * g) if dof else float("nan"))
+        # Noise of the means: var(g) = (sum f_i^2 se_i^2 + se_tare^2 (sum f_i)^2) / (f.f)^2
+        # (the tare is shared by every step of the cell); with several masses, the
+        # scatter about the line too, whichever is larger.
+        se_i = np.array(step_se[c])
+        se_t = 0.0 if offsets_stderr is None else float(offsets_stderr[c])
+        noise = math.sqrt(float((f * f) @ (se_i * se_i)) + se_t ** 2 * f.sum() ** 2) / (f @ f)
+        scatter = math.sqrt(res_n @ res_n / dof / (f @ f)) * g if dof else 0.0
+        errs.append(float(max(noise, scatter)))
         residuals.extend(res_n.tolist())
     return FitResult("load: tare + known masses per cell",
                      {"load_offsets_counts": offsets.tolist(), "load_gains_counts_per_n": gains},

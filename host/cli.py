@@ -226,9 +226,17 @@ def cmd_calibrate(args) -> int:
             return _calibration_history(store, args)
         if args.gui:
             from host.gui.calibration_wizard import run_wizard
-            return run_wizard(args.procedure, port=args.port, store=store,
-                              seed=args.seed, masses_kg=args.masses,
-                              distance_m=args.distance, screenshots=args.screenshots)
+            wizard_args = dict(store=store, masses_kg=args.masses, distance_m=args.distance,
+                               screenshots=args.screenshots)
+            if args.port:
+                return run_wizard(args.procedure, args.port, **wizard_args)
+            from host.virtual_port import bench_walker, virtual_flash
+
+            walker, technician, _ = bench_walker(args.seed, speed=args.speed,
+                                                 storage=virtual_flash("SIM-%d" % args.seed))
+            with walker:
+                return run_wizard(args.procedure, walker.path, technician=technician,
+                                  **wizard_args)
         ui = TerminalUI()
         kwargs = dict(out=args.out, masses_kg=args.masses, distance_m=args.distance,
                       save=True if args.yes else None,
