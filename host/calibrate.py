@@ -196,7 +196,7 @@ class LiveReadings:
         self.forget()
         start = None
         steady_from = None  # index where the current steady run starts
-        worst = 0.0
+        worst = float("nan")  # not known until settle_s of readings are in
         while True:
             self._pull()
             n = len(self._t)
@@ -351,12 +351,14 @@ class GuidedCalibration:
         n = counts / NOMINAL_LOAD_GAIN_COUNTS_PER_N
         self.ui.live("loads (counts / nominal N): " + "  ".join(
             "%s %9.0f (%6.1f N)" % (c[:2], v, f) for c, v, f in zip(CELL_NAMES, counts, n))
-            + "   sd %.2f N" % (sd / NOMINAL_LOAD_GAIN_COUNTS_PER_N))
+            + ("   sd %.2f N" % (sd / NOMINAL_LOAD_GAIN_COUNTS_PER_N) if sd == sd
+               else "   sd -"))
 
     def _show_accel(self, counts, sd):
         g = counts / NOMINAL_ACCEL_COUNTS_PER_G
-        self.ui.live("accel: x %+.3f  y %+.3f  z %+.3f g (nominal)   sd %.3f g"
-                     % (g[0], g[1], g[2], sd / NOMINAL_ACCEL_COUNTS_PER_G))
+        self.ui.live("accel: x %+.3f  y %+.3f  z %+.3f g (nominal)   sd %s"
+                     % (g[0], g[1], g[2], "%.3f g" % (sd / NOMINAL_ACCEL_COUNTS_PER_G)
+                                          if sd == sd else "-"))
 
     # -- load cells
     def load(self) -> tuple[FitResult, np.ndarray]:

@@ -54,7 +54,7 @@ def bench_walker(walker_seed: int = 0, speed: float = 1.0, mistakes: dict | None
     truth = default_truth(walker_seed)
     walker = BackgroundVirtualWalker(seed=walker_seed, bench=bench, truth=truth,
                                      speed=speed, storage=storage)
-    return walker, VirtualTechnician(bench, mistakes), truth
+    return walker, VirtualTechnician(bench, mistakes, seed=walker_seed), truth
 
 
 def virtual_flash(walker_id: str):

@@ -261,7 +261,8 @@ class VirtualTechnician:
 
     A step (host/calibrate.py's Step, read by attribute) has a kind: "tare" (take the
     masses off, stand upright), "mass" (mass_kg over leg `cell`), "position" (turn to
-    SIX_POSITIONS[position]), "still" (nothing), "roll" (distance_m * direction).
+    SIX_POSITIONS[position]), "still" (nothing), "roll" (distance_m * direction, stopped
+    within stop_sd_m of the mark).
     `mistakes` maps a step number (1-based, in the order performed) to a callable(bench)
     done instead: for showing and testing how a bad step is refused.
     """
@@ -269,10 +270,12 @@ class VirtualTechnician:
     SIX = ((0, 1), (0, -1), (1, 1), (1, -1), (2, 1), (2, -1))
 
     def __init__(self, bench: CalibrationBench, mistakes: dict | None = None,
-                 roll_s: float = 2.0) -> None:
+                 roll_s: float = 2.0, stop_sd_m: float = 0.005, seed: int = 0) -> None:
         self.bench = bench
         self.mistakes = dict(mistakes or {})
         self.roll_s = roll_s
+        self.stop_sd_m = stop_sd_m  # a person stops the walker within ~1 cm of the mark
+        self._rng = np.random.default_rng(seed)
         self.performed = 0
 
     def __call__(self, step) -> None:
@@ -292,5 +295,6 @@ class VirtualTechnician:
             axis, sign = self.SIX[step.position]
             self.bench.orient(axis, sign)
         elif kind == "roll":
-            self.bench.roll(step.distance_m * step.direction, self.roll_s)
+            d = step.distance_m + self.stop_sd_m * float(self._rng.standard_normal())
+            self.bench.roll(d * step.direction, self.roll_s)
         self.bench.wait_done()

@@ -88,6 +88,7 @@ class ResidualPlot(QtWidgets.QWidget):
         self.plot.addItem(self._pg.BarGraphItem(x=x, height=values, width=0.6,
                                                 brush="#4e79a7"))
         self.plot.setLabel("left", "residual", units=unit)
+        self.plot.getAxis("bottom").setTicks([[(i, str(i)) for i in x]])
 
 
 class CalibrationWizard(QtWidgets.QDialog):
@@ -317,6 +318,7 @@ class CalibrationWizard(QtWidgets.QDialog):
         name = folder / ("calibration-%s-%02d-%s.png" % (self.procedure, len(self.shots) + 1,
                                                         kind))
         self.shots.append(str(name))
+        self.layout().activate()  # lay out the texts just set before taking the picture
         self.grab().save(str(name))  # no processEvents here: it would re-enter handlers
 
 
