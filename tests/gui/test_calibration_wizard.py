@@ -24,6 +24,8 @@ def _drive(qtbot, wizard, seen, timeout_ms=120_000):
             wizard.next_button.click()
         qtbot.wait(20)
         waited += 20
+    # the worker's last word (done) is queued to the GUI thread
+    qtbot.waitUntil(lambda: wizard.finished_ok or wizard.error is not None, timeout=10_000)
 
 
 @pytest.mark.parametrize("procedure", ["load", "accel"])
@@ -31,7 +33,7 @@ def test_wizard_calibrates_a_virtual_walker_and_refuses_a_wrong_step(qtbot, tmp_
                                                                      procedure):
     mistakes = {"load": {2: lambda b: b.place_mass(10.0, cell=1)},
                 "accel": {3: lambda b: b.orient(1, -1)}}[procedure]
-    walker, technician, truth = bench_walker(walker_seed=4, speed=8.0, mistakes=mistakes)
+    walker, technician, truth = bench_walker(walker_seed=4, speed=4.0, mistakes=mistakes)
     store = CalibrationStore(tmp_path)
     with walker:
         wizard = CalibrationWizard(procedure, walker.path, store, technician,
@@ -40,7 +42,8 @@ def test_wizard_calibrates_a_virtual_walker_and_refuses_a_wrong_step(qtbot, tmp_
         wizard.show()
         seen = []
         _drive(qtbot, wizard, seen)
-    assert wizard.finished_ok, wizard.error
+    assert wizard.finished_ok, (wizard.error, seen[-3:], wizard.instruction.text(),
+                                wizard.message.text(), wizard.live.text())
     refused = [m for _, m, button, _ in seen if button == "Redo"]
     assert len(refused) == 1
     assert refused[0].startswith({
@@ -66,7 +69,7 @@ def test_wizard_calibrates_a_virtual_walker_and_refuses_a_wrong_step(qtbot, tmp_
 
 
 def test_giving_up_in_the_wizard_saves_nothing(qtbot, tmp_path):
-    walker, technician, truth = bench_walker(walker_seed=4, speed=8.0,
+    walker, technician, truth = bench_walker(walker_seed=4, speed=4.0,
                                              mistakes={1: lambda b: b.orient(2, 1)})
     store = CalibrationStore(tmp_path)
     with walker:
@@ -79,6 +82,6 @@ def test_giving_up_in_the_wizard_saves_nothing(qtbot, tmp_path):
         qtbot.waitUntil(lambda: wizard.next_button.text() == "Redo", timeout=60_000)
         assert "the x axis should point up" in wizard.message.text()
         wizard.give_up.click()
-        qtbot.waitUntil(lambda: not wizard._thread.is_alive(), timeout=30_000)
+        qtbot.waitUntil(lambda: wizard.error is not None, timeout=30_000)
     assert not wizard.finished_ok and "abandoned" in wizard.error
     assert not store.current_path(truth.walker_id).exists()

@@ -2,7 +2,6 @@
 `walkerlab calibrate --write-to-walker`, and a host that takes a connected walker's
 calibration from the walker or this computer's file, never from simulator code."""
 import dataclasses
-import json
 import math
 import os
 import subprocess
@@ -23,6 +22,7 @@ from device.sim.sensors import default_truth
 from device.sim.virtual_walker import VirtualWalker
 from host.link import SerialLink
 from host.recording import open_recording
+from pty_terminal import Terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -130,7 +130,7 @@ def test_calibrate_write_to_walker_then_the_host_takes_it_from_the_walker(tmp_pa
     env = dict(os.environ, PYTHONPATH=str(ROOT), WALKERLAB_CALIBRATION_DIR=str(tmp_path / "a"))
     flash = FileStorage(str(tmp_path / "flash"))
     os.makedirs(tmp_path / "flash")
-    walker, technician, truth = bench_walker(walker_seed=1, speed=8.0, storage=flash)
+    walker, technician, truth = bench_walker(walker_seed=1, speed=4.0, storage=flash)
     walker.start()
     try:
         # The walker left the factory with its calibration in flash; the link reports it.
@@ -140,31 +140,22 @@ def test_calibrate_write_to_walker_then_the_host_takes_it_from_the_walker(tmp_pa
         assert info["calibration"]["wheel_diameter_m"] == _f32(factory.wheel_diameter_m)
         # Calibrate the encoder on the pty, the CLI at another pty would be the same
         # (test_calibrate_cli.py); here its answers come on stdin.
-        proc = subprocess.Popen([sys.executable, "-m", "host.cli", "calibrate", "encoder",
-                                 "--port", walker.path, "--yes", "--write-to-walker"],
-                                env=env, cwd=ROOT, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        import threading
-
-        def technician_follows(stream):
-            for line in stream:
-                lines.append(line)
-                if "roll it forward" in line:
-                    technician.bench.roll(5.0, 2.0)
-                elif "roll it back" in line:
-                    technician.bench.roll(-5.0, 2.0)
-
-        lines = []
-        reader = threading.Thread(target=technician_follows, args=(proc.stdout,))
-        reader.start()
-        for _ in range(5):  # distance, still, roll, still, roll
-            time.sleep(1.5)
-            proc.stdin.write("\n")
-            proc.stdin.flush()
-        assert proc.wait(timeout=120) == 0, "".join(lines)
-        reader.join(5)
-        text = "".join(lines)
-        assert "written to the walker's flash" in text, text
+        term = Terminal(["calibrate", "encoder", "--port", walker.path, "--yes",
+                         "--write-to-walker"], env)
+        try:
+            term.expect(r"distance you will roll")
+            term.send()
+            for direction in (1, -1):
+                term.expect(r"Roll \d/2: stand the walker")
+                term.send()
+                term.expect(r"Roll \d/2: roll it")
+                technician.bench.roll(5.0 * direction, 2.0)
+                technician.bench.wait_done()
+                term.send()
+            term.expect(r"written to the walker's flash")
+            assert term.wait() == 0
+        finally:
+            term.close()
         stored = WalkerCalibration.load(tmp_path / "a" / "SIM-1.json")
         assert abs(stored.metres_per_tick / truth.metres_per_tick - 1) < 0.005
         # Another computer (an empty calibration folder) gets it from the walker.

@@ -7,7 +7,6 @@ import dataclasses
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import h5py
