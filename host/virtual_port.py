@@ -11,10 +11,12 @@ class BackgroundVirtualWalker:
 
     def __init__(self, course: str = "free", seed: int = 0, rate_hz: int = 50,
                  faults: FaultConfig | None = None, path: str | None = None,
-                 bench=None, truth=None, storage=None, speed: float = 1.0) -> None:
+                 bench=None, truth=None, storage=None, speed: float = 1.0,
+                 hardware: str = "bits") -> None:
         self.speed = speed
         self.walker = VirtualWalker(course, seed, rate_hz, repeat=True, bench=bench,
-                                    truth=truth, storage=storage, factory_flash=True)
+                                    truth=truth, storage=storage, factory_flash=True,
+                                    hardware=hardware)
         self.server = PtyServer(self.walker, faults, path=path)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -52,8 +54,10 @@ def bench_walker(walker_seed: int = 0, speed: float = 1.0, mistakes: dict | None
 
     bench = CalibrationBench()
     truth = default_truth(walker_seed)
+    # The fast board: the same firmware and bytes as the bit-level one
+    # (tests/device/test_bit_level.py), cheap enough to run several times real time.
     walker = BackgroundVirtualWalker(seed=walker_seed, bench=bench, truth=truth,
-                                     speed=speed, storage=storage)
+                                     speed=speed, storage=storage, hardware="fast")
     return walker, VirtualTechnician(bench, mistakes, seed=walker_seed), truth
 
 

@@ -85,3 +85,31 @@ def test_giving_up_in_the_wizard_saves_nothing(qtbot, tmp_path):
         qtbot.waitUntil(lambda: wizard.error is not None, timeout=30_000)
     assert not wizard.finished_ok and "abandoned" in wizard.error
     assert not store.current_path(truth.walker_id).exists()
+
+
+def test_the_monitors_walker_menu_opens_the_wizard_and_reconnects_after(
+        qtbot, make_window, tmp_path, monkeypatch):
+    monkeypatch.setenv("WALKERLAB_CALIBRATION_DIR", str(tmp_path))
+    window = make_window()
+    window.calibration_speed = 4.0
+    window.connect_to("virtual")
+    qtbot.waitUntil(lambda: window.controller.connected, timeout=10_000)
+    window.actions_by_name["calibrate_encoder"].trigger()
+    wizard = window.calibration_wizard
+    assert window.controller.mode == "idle"  # the monitor let go of the walker
+    seen = []
+    wizard._thread.join(0)  # already started by the menu
+    waited = 0
+    while wizard._thread.is_alive() and waited < 120_000:
+        if wizard.next_button.isEnabled():
+            seen.append(wizard.instruction.text())
+            wizard.next_button.click()
+        qtbot.wait(20)
+        waited += 20
+    qtbot.waitUntil(lambda: wizard.finished_ok or wizard.error is not None, timeout=10_000)
+    assert wizard.finished_ok, wizard.error
+    assert any(text.startswith("Roll 2/2") for text in seen)
+    assert (tmp_path / "SIM-0.json").exists()
+    wizard.give_up.click()  # "Close"
+    qtbot.waitUntil(lambda: window.controller.connected, timeout=10_000)
+    assert window.controller.port == "virtual"
