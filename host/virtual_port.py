@@ -12,8 +12,9 @@ class BackgroundVirtualWalker:
     def __init__(self, course: str = "free", seed: int = 0, rate_hz: int = 50,
                  faults: FaultConfig | None = None, path: str | None = None,
                  bench=None, truth=None, storage=None, speed: float = 1.0,
-                 hardware: str = "bits") -> None:
+                 hardware: str = "bits", max_lag_s: float | None = None) -> None:
         self.speed = speed
+        self.max_lag_s = max_lag_s
         self.walker = VirtualWalker(course, seed, rate_hz, repeat=True, bench=bench,
                                     truth=truth, storage=storage, factory_flash=True,
                                     hardware=hardware)
@@ -26,7 +27,8 @@ class BackgroundVirtualWalker:
         self.path = self.server.open()
         self._thread = threading.Thread(target=self.server.serve,
                                         kwargs={"should_stop": self._stop.is_set,
-                                                "speed": self.speed},
+                                                "speed": self.speed,
+                                                "max_lag_s": self.max_lag_s},
                                         name="walkerlab-virtual-walker", daemon=True)
         self._thread.start()
         return self.path
@@ -57,7 +59,8 @@ def bench_walker(walker_seed: int = 0, speed: float = 1.0, mistakes: dict | None
     # The fast board: the same firmware and bytes as the bit-level one
     # (tests/device/test_bit_level.py), cheap enough to run several times real time.
     walker = BackgroundVirtualWalker(seed=walker_seed, bench=bench, truth=truth,
-                                     speed=speed, storage=storage, hardware="fast")
+                                     speed=speed, storage=storage, hardware="fast",
+                                     max_lag_s=0.25)
     return walker, VirtualTechnician(bench, mistakes, seed=walker_seed), truth
 
 

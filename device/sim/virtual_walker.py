@@ -303,11 +303,14 @@ class PtyServer:
             self.walker.receive(data)
 
     def serve(self, duration_s: float | None = None, should_stop=None,
-              speed: float = 1.0) -> None:
+              speed: float = 1.0, max_lag_s: float | None = None) -> None:
         """Run until duration_s elapses, should_stop() is true, or interrupted.
 
         speed: device seconds per real second (20: an hour of walking in three
-        minutes, for soak tests); fault intervals stay in real seconds."""
+        minutes, for soak tests); fault intervals stay in real seconds.
+        max_lag_s: when the simulation falls further behind than this (device seconds;
+        a machine too busy for `speed`), the walker's clock gives up the rest instead of
+        catching up, so it keeps answering commands (None: always catch up)."""
         if self._master is None:
             self.open()
         faults = self.faults
@@ -344,6 +347,11 @@ class PtyServer:
             if readable:
                 self._read_commands()
             t_dev = (time.monotonic() - t0 - frozen_s) * speed
+            if max_lag_s is not None:
+                behind = t_dev - self.walker.t_us * 1e-6 - max_lag_s
+                if behind > 0:
+                    frozen_s += behind / speed
+                    t_dev -= behind
             out = self.walker.advance(int(t_dev * 1e6))
             if out:
                 self._write(self.injector.apply(out))
