@@ -107,7 +107,7 @@ def test_an_uncalibrated_walker_sends_the_same_bytes_as_before():
     assert not wire.unpack_info(frames[0].payload)["calibrated"]
 
 
-def _link_info(port, timeout_s=10.0):
+def _link_info(port, timeout_s=30.0):
     link = SerialLink(port)
     link.open()
     try:
@@ -136,10 +136,10 @@ def test_calibrate_write_to_walker_then_the_host_takes_it_from_the_walker(tmp_pa
         # The walker left the factory with its calibration in flash; the link reports it.
         info = _link_info(walker.path)
         factory = calibration_from_truth(truth)
-        assert info["calibrated"]
+        assert info is not None and info["calibrated"]
         assert info["calibration"]["wheel_diameter_m"] == _f32(factory.wheel_diameter_m)
-        # Calibrate the encoder on the pty, the CLI at another pty would be the same
-        # (test_calibrate_cli.py); here its answers come on stdin.
+        # Calibrate the encoder with the CLI on a pseudo-terminal, this test rolling the
+        # walker as each roll is asked for.
         term = Terminal(["calibrate", "encoder", "--port", walker.path, "--yes",
                          "--write-to-walker"], env)
         try:
