@@ -119,7 +119,8 @@ class VirtualWalker:
 
 def simulate_session_bytes(course: str, seed: int, rate_hz: int = DEFAULT_RATE_HZ,
                            duration_s: float | None = None, label_jitter_s: float = 0.0,
-                           chunk_s: float = 1.0, sync_taps_s=(), hardware: str = "fast"):
+                           chunk_s: float = 1.0, sync_taps_s=(), hardware: str = "fast",
+                           factory_flash: bool = False):
     """Yield (device_time_s, bytes) chunks of a whole simulated session, offline.
 
     sync_taps_s: session times (s) of knocks on the frame (device.sim.sensors.tap_pulse).
@@ -127,11 +128,12 @@ def simulate_session_bytes(course: str, seed: int, rate_hz: int = DEFAULT_RATE_H
     The host's commands are the ones a recorder sends (hello, set rate, start), so
     the byte stream is exactly what a recording made over the serial link would hold.
     hardware: the fast board by default, the same bytes as the bit-level one several
-    times quicker (docs/firmware.md, "Simulation speed").
+    times quicker (docs/firmware.md, "Simulation speed"). factory_flash: the walker
+    reports its factory calibration after INFO, like a served virtual walker.
     """
     walker = VirtualWalker(course, seed, rate_hz, label_jitter_s=label_jitter_s,
                            duration_s=duration_s, sync_taps_s=sync_taps_s,
-                           hardware=hardware)
+                           hardware=hardware, factory_flash=factory_flash)
     walker.command(wire.CMD_HELLO, seq=0)
     walker.command(wire.CMD_SET_RATE, wire.pack_set_rate(rate_hz), seq=1)
     walker.command(wire.CMD_START, seq=2)
