@@ -224,6 +224,9 @@ def cmd_calibrate(args) -> int:
     try:
         if args.procedure == "history":
             return _calibration_history(store, args)
+        if args.walker:
+            raise UserError("a walker id goes with `calibrate history`; the walker to "
+                            "calibrate is the one on --port (got %r)" % args.walker)
         if args.gui:
             from host.gui.calibration_wizard import run_wizard
             wizard_args = dict(store=store, masses_kg=args.masses, distance_m=args.distance,
@@ -891,7 +894,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "for a steady reading, and refuses a bad step with the reason. "
                        "Results go to the per-walker store (current calibration + "
                        "history); `calibrate history WALKER` lists them.")
-    p.add_argument("procedure", choices=("load", "accel", "encoder", "history"))
+    p.add_argument("procedure", choices=("load", "accel", "encoder", "history"),
+                   help="load cells, accelerometer, wheel encoder, or the history of a "
+                   "walker's calibrations")
     p.add_argument("walker", nargs="?", help="walker id (for history)")
     p.add_argument("--port", help="serial port of the walker (default: a virtual walker "
                    "on a calibration bench)")
@@ -917,7 +922,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("recalibrate", help="derive a recording's physical values with "
                        "another calibration (raw data unchanged)")
-    p.add_argument("file", metavar="FILE.h5")
+    p.add_argument("file", metavar="FILE.h5", help="the recording")
     p.add_argument("--calibration", required=True, metavar="C.json",
                    help="the calibration to use (walkerlab calibrate writes them)")
     p.add_argument("--out", metavar="NEW.h5", default=None,
