@@ -35,6 +35,25 @@ class FitResult:
     def max_residual(self) -> float:
         return float(np.max(np.abs(self.residuals))) if len(self.residuals) else 0.0
 
+    @property
+    def kind(self) -> str:
+        """"load", "accel" or "encoder": the part of the calibration it sets."""
+        return self.procedure.split(":", 1)[0]
+
+    def to_dict(self) -> dict:
+        """JSON-ready: what a calibration file keeps of how its constants were found."""
+        def plain(v):
+            if isinstance(v, dict):
+                return {k: plain(x) for k, x in v.items()}
+            if isinstance(v, (list, tuple, np.ndarray)):
+                return [plain(x) for x in v]
+            if isinstance(v, (float, np.floating)):
+                return float(v) if math.isfinite(v) else None
+            return v
+        return {"procedure": self.procedure, "date": self.date, "values": plain(self.values),
+                "stderr": plain(self.stderr), "residuals": plain(self.residuals),
+                "residual_unit": self.residual_unit, "max_residual": self.max_residual}
+
 
 def steady_mean(samples, max_sd: float, what: str = "reading") -> np.ndarray:
     """Mean of a block of readings (n,) or (n, k); refuses an unsteady block.
@@ -64,7 +83,34 @@ def tare(load_counts, max_sd_counts: float) -> np.ndarray:
     return steady_mean(load_counts, max_sd_counts, "tare")
 
 
-def load_gains(offsets, steps, max_sd_counts: float, min_counts: float = 2000.0) -> FitResult:
+def standard_error(samples) -> np.ndarray:
+    """Standard error of the mean per channel of a block (n,) or (n, k)."""
+    x = np.asarray(samples, dtype=np.float64)
+    return x.std(axis=0, ddof=1) / math.sqrt(x.shape[0])
+
+
+def mass_step_rise(offsets, cell: int, mass_kg: float, readings, max_sd_counts: float,
+                   min_counts: float = 2000.0) -> float:
+    """The rise (counts) of `cell` under a known mass over it; refuses the step when the
+    reading is unsteady, the mass is not detected, or another cell rose more."""
+    if cell not in range(4):
+        raise CalibrationStepError("cell must be 0..3, got %r" % (cell,))
+    if not (isinstance(mass_kg, (int, float)) and mass_kg > 0 and math.isfinite(mass_kg)):
+        raise CalibrationStepError("mass must be positive, got %r kg" % (mass_kg,))
+    rise = (steady_mean(readings, max_sd_counts, "cell %d, %.3g kg" % (cell, mass_kg))
+            - np.asarray(offsets, dtype=np.float64))
+    other = int(np.argmax(np.abs(rise)))
+    if other != cell and abs(rise[other]) >= min_counts:
+        raise CalibrationStepError("cell %d, %.3g kg: cell %d rose more; is the mass over "
+                                   "the right cell?" % (cell, mass_kg, other))
+    if abs(rise[cell]) < min_counts:
+        raise CalibrationStepError("cell %d, %.3g kg: mass not detected (rise %.0f counts)"
+                                   % (cell, mass_kg, rise[cell]))
+    return float(rise[cell])
+
+
+def load_gains(offsets, steps, max_sd_counts: float, min_counts: float = 2000.0,
+               offsets_stderr=None) -> FitResult:
     """Gain per cell (counts/N) from known masses placed over single cells.
 
     steps: list of (cell, mass_kg, readings (n, 4)). With several masses per cell the
@@ -73,20 +119,11 @@ def load_gains(offsets, steps, max_sd_counts: float, min_counts: float = 2000.0)
     than its own, is refused (mass not detected / wrong cell)."""
     offsets = np.asarray(offsets, dtype=np.float64)
     per_cell: dict[int, list[tuple[float, float]]] = {c: [] for c in range(4)}
+    step_se: dict[int, list[float]] = {c: [] for c in range(4)}
     for cell, mass_kg, readings in steps:
-        if cell not in per_cell:
-            raise CalibrationStepError("cell must be 0..3, got %r" % (cell,))
-        if not mass_kg > 0:
-            raise CalibrationStepError("mass must be positive, got %r kg" % (mass_kg,))
-        rise = steady_mean(readings, max_sd_counts, "cell %d, %.3g kg" % (cell, mass_kg)) - offsets
-        if abs(rise[cell]) < min_counts:
-            raise CalibrationStepError("cell %d, %.3g kg: mass not detected (rise %.0f counts)"
-                                       % (cell, mass_kg, rise[cell]))
-        other = int(np.argmax(np.abs(rise)))
-        if other != cell:
-            raise CalibrationStepError("cell %d, %.3g kg: cell %d rose more; is the mass over "
-                                       "the right cell?" % (cell, mass_kg, other))
-        per_cell[cell].append((mass_kg * GRAVITY, rise[cell]))
+        rise = mass_step_rise(offsets, cell, mass_kg, readings, max_sd_counts, min_counts)
+        per_cell[cell].append((mass_kg * GRAVITY, rise))
+        step_se[cell].append(float(standard_error(readings)[cell]))
     missing = [c for c, v in per_cell.items() if not v]
     if missing:
         raise CalibrationStepError("no mass placed over cell(s) %s" % missing)
@@ -97,17 +134,40 @@ def load_gains(offsets, steps, max_sd_counts: float, min_counts: float = 2000.0)
         res_n = (r - g * f) / g
         gains.append(g)
         dof = len(f) - 1
-        errs.append(float(math.sqrt(res_n @ res_n / dof / (f @ f)) * g) if dof else float("nan"))
+        # Noise of the means: var(g) = (sum f_i^2 se_i^2 + se_tare^2 (sum f_i)^2) / (f.f)^2
+        # (the tare is shared by every step of the cell); with several masses, the
+        # scatter about the line too, whichever is larger.
+        se_i = np.array(step_se[c])
+        se_t = 0.0 if offsets_stderr is None else float(offsets_stderr[c])
+        noise = math.sqrt(float((f * f) @ (se_i * se_i)) + se_t ** 2 * f.sum() ** 2) / (f @ f)
+        scatter = math.sqrt(res_n @ res_n / dof / (f @ f)) * g if dof else 0.0
+        errs.append(float(max(noise, scatter)))
         residuals.extend(res_n.tolist())
     return FitResult("load: tare + known masses per cell",
                      {"load_offsets_counts": offsets.tolist(), "load_gains_counts_per_n": gains},
-                     {"load_gains_counts_per_n": errs}, residuals, "N")
+                     {"load_gains_counts_per_n": errs,
+                      **({"load_offsets_counts": [float(v) for v in offsets_stderr]}
+                         if offsets_stderr is not None else {})}, residuals, "N")
 
 
 # ---- accelerometer --------------------------------------------------------------------
 
 # The six positions: each axis pointing up (+1 g) and down (-1 g).
 SIX_POSITIONS = [(0, 1), (0, -1), (1, 1), (1, -1), (2, 1), (2, -1)]
+
+
+def check_accel_position(mean_counts, position: int,
+                         nominal_counts_per_g: float = 256.0, tolerance_g: float = 0.3) -> None:
+    """Refuse a static position (index into SIX_POSITIONS) whose expected axis does not
+    read about +-1 g with the expected sign (the walker was turned the wrong way)."""
+    axis, sign = SIX_POSITIONS[position]
+    g = np.asarray(mean_counts, dtype=np.float64) / nominal_counts_per_g
+    names = "xyz"
+    if abs(g[axis] - sign) > tolerance_g or int(np.argmax(np.abs(g))) != axis:
+        raise CalibrationStepError(
+            "position %d: the %s axis should point %s (reads %+.2f, %+.2f, %+.2f g); turn "
+            "the walker as shown" % (position + 1, names[axis], "up" if sign > 0 else "down",
+                                     g[0], g[1], g[2]))
 
 
 def accel_six_position(readings, max_sd_counts: float, cross_axis: bool = False) -> FitResult:
@@ -175,11 +235,37 @@ def encoder_roll(ticks_left: float, ticks_right: float, distance_m: float,
                      [float((ticks[0] - ticks[1]) / 2 / per_m.mean())], "m")
 
 
+def encoder_rolls(ticks, distance_m: float, max_difference: float = 0.02) -> FitResult:
+    """Ticks per metre of the encoder wheel from several rolls over one measured
+    distance (there and back; a walker with one encoder, like the virtual walker, cannot
+    compare wheels, so it compares rolls). Refuses a roll with no ticks, or rolls that
+    differ by more than max_difference (fraction): a roll was not straight, or slipped.
+    Residuals: each roll's distance by the fitted constant minus the measured one (m)."""
+    if not (isinstance(distance_m, (int, float)) and distance_m > 0):
+        raise CalibrationStepError("distance must be positive, got %r m" % (distance_m,))
+    t = np.abs(np.asarray(ticks, dtype=np.float64))
+    if t.size < 1 or np.any(t < 10):
+        raise CalibrationStepError("encoder roll: the wheel did not turn (ticks %s)"
+                                   % [int(v) for v in t])
+    spread = (t.max() - t.min()) / t.mean()
+    if spread > max_difference:
+        raise CalibrationStepError("encoder rolls differ by %.1f %% (> %.1f %%); roll "
+                                   "straight and again" % (100 * spread, 100 * max_difference))
+    per_m = float(t.mean() / distance_m)
+    # +-1 tick of quantisation per roll, and the spread of the rolls.
+    sem = float(np.sqrt((t.std(ddof=1) ** 2 if t.size > 1 else 0.0) / t.size + 1.0 / 6))  # count difference: var 1/6 tick^2
+    return FitResult("encoder: measured rolls", {"ticks_per_m": [per_m],
+                                                 "roll_difference": float(spread)},
+                     {"ticks_per_m": [sem / distance_m]},
+                     (t / per_m - distance_m).tolist(), "m")
+
+
 # ---- into the stored calibration ------------------------------------------------------
 
 def apply(calibration: WalkerCalibration, result: FitResult) -> WalkerCalibration:
     """A new WalkerCalibration with `result`'s constants; the original is unchanged."""
     new = dataclasses.replace(calibration)
+    new.results = {**calibration.results, result.kind: result.to_dict()}
     v = result.values
     if "load_gains_counts_per_n" in v:
         new.load_offsets_counts = list(v["load_offsets_counts"])

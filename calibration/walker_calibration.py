@@ -13,7 +13,8 @@ import pathlib
 from dataclasses import asdict, dataclass, field, fields
 
 CALIBRATION_FORMAT = "walkerlab-calibration"
-CALIBRATION_VERSION = 1
+CALIBRATION_VERSION = 2  # 2 added 'results'; version 1 files are still read
+READABLE_VERSIONS = (1, 2)
 GRAVITY = 9.80665
 
 # Nominal hardware of a WalkerLab walker (and of the virtual walker):
@@ -50,6 +51,9 @@ class WalkerCalibration:
     # Below this total load the COP is undefined (nobody leans on the walker).
     min_total_load_n: float = 20.0
     source: str = "nominal"
+    # How each part was obtained: {"load"|"accel"|"encoder": {procedure, date, values,
+    # stderr, residuals, residual_unit, max_residual}} (calibration/procedures.py).
+    results: dict = field(default_factory=dict)
 
     @property
     def metres_per_tick(self) -> float:
@@ -79,6 +83,9 @@ class WalkerCalibration:
             raise bad("encoder_ticks_per_rev", "must be a positive integer")
         if not isinstance(self.walker_id, str) or not self.walker_id:
             raise bad("walker_id", "must be a non-empty string")
+        if not isinstance(self.results, dict) or not all(
+                isinstance(k, str) and isinstance(v, dict) for k, v in self.results.items()):
+            raise bad("results", "must map procedure names to objects")
         return self
 
     def to_dict(self) -> dict:
@@ -91,14 +98,15 @@ class WalkerCalibration:
     def from_dict(cls, data: dict, where: str = "calibration") -> "WalkerCalibration":
         if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
             raise CalibrationError("%s: not a WalkerLab calibration (field 'format')" % where)
-        if data.get("version") != CALIBRATION_VERSION:
-            raise CalibrationError("%s: field 'version' is %r; this WalkerLab reads version %d"
-                                   % (where, data.get("version"), CALIBRATION_VERSION))
+        if data.get("version") not in READABLE_VERSIONS:
+            raise CalibrationError("%s: field 'version' is %r; this WalkerLab reads versions %s"
+                                   % (where, data.get("version"),
+                                      ", ".join(map(str, READABLE_VERSIONS))))
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known - {"format", "version"})
         if unknown:
             raise CalibrationError("%s: unknown field '%s'" % (where, unknown[0]))
-        missing = sorted(known - set(data) - {"source"})
+        missing = sorted(known - set(data) - {"source", "results"})
         if missing:
             raise CalibrationError("%s: field '%s' is missing" % (where, missing[0]))
         return cls(**{k: v for k, v in data.items() if k in known}).validate(where)
@@ -158,15 +166,70 @@ def register_calibration_source(source) -> None:
         _SOURCES.append(source)
 
 
-def calibration_for(walker_id: str) -> WalkerCalibration:
-    """The stored calibration of a walker; else one from a registered source (a virtual
-    walker's factory calibration); else nominal values (an uncalibrated walker)."""
+def calibration_date(calibration: WalkerCalibration) -> float | None:
+    """Unix time of the latest procedure in `results`, or None (a hand-made file)."""
+    import datetime as _dt
+
+    latest = None
+    for result in calibration.results.values():
+        try:
+            t = _dt.datetime.fromisoformat(str(result.get("date", ""))).timestamp()
+        except ValueError:
+            continue
+        latest = t if latest is None else max(latest, t)
+    return latest
+
+
+def from_walker(reported: dict, walker_id: str) -> WalkerCalibration:
+    """The calibration a walker reported (device.protocol.wire.unpack_calibration)."""
+    import datetime as _dt
+
+    names = [f.name for f in fields(WalkerCalibration)]
+    values = {k: reported[k] for k in names if k in reported}
+    date = _dt.datetime.fromtimestamp(int(reported.get("date_s", 0)), _dt.timezone.utc)
+    stamp = date.isoformat(timespec="seconds")
+    cal = WalkerCalibration(walker_id=walker_id, **values,
+                            source="walker's flash, written %s" % stamp)
+    return cal.validate("calibration reported by walker %s" % walker_id)
+
+
+def to_walker(calibration: WalkerCalibration) -> tuple[dict, int]:
+    """(fields for device.protocol.wire.pack_calibration, date in unix seconds)."""
+    import time as _time
+
+    d = asdict(calibration)
+    date = calibration_date(calibration)
+    return d, int(date if date is not None else _time.time())
+
+
+def stored_calibration_path(walker_id: str, directory=None) -> pathlib.Path:
+    """Where walker_id's calibration file is (in `directory`, default calibration_dir())."""
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in walker_id) or "walker"
-    path = calibration_dir() / (safe + ".json")
-    if path.exists():
-        return WalkerCalibration.load(path)
-    for source in _SOURCES:
-        found = source(walker_id)
-        if found is not None:
-            return found
+    return (pathlib.Path(directory) if directory is not None else calibration_dir()) / (
+        safe + ".json")
+
+
+def calibration_for(walker_id: str, reported: dict | None = None,
+                    use_sources: bool = True, directory=None) -> WalkerCalibration:
+    """A walker's calibration: the newer of its stored file and the one it `reported`
+    from its flash (the INFO's CALIBRATION frame; a file without dated results counts
+    by its modification time); with neither, one from a registered source (a virtual
+    walker's factory calibration) when `use_sources`, else nominal values (an
+    uncalibrated walker). Live paths pass use_sources=False: a connected walker's
+    constants come from the walker or this computer's file, never from simulator code."""
+    path = stored_calibration_path(walker_id, directory)
+    stored = WalkerCalibration.load(path) if path.exists() else None
+    walker = from_walker(reported, walker_id) if reported else None
+    if stored is not None and walker is not None:
+        t_file = calibration_date(stored)
+        if t_file is None:
+            t_file = path.stat().st_mtime
+        return walker if reported.get("date_s", 0) > t_file else stored
+    if stored is not None or walker is not None:
+        return stored if stored is not None else walker
+    if use_sources:
+        for source in _SOURCES:
+            found = source(walker_id)
+            if found is not None:
+                return found
     return WalkerCalibration(walker_id=walker_id)

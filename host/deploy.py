@@ -88,6 +88,12 @@ class _Client:
                 for frame in self.decoder.feed(self.port.read(4096)):
                     if frame.frame_type == wire.INFO:
                         self.info = wire.unpack_info(frame.payload)
+                    elif frame.frame_type == wire.CALIBRATION and self.info is not None:
+                        try:  # sent after INFO, before the ACK, by a calibrated walker
+                            self.info["calibration"] = wire.unpack_calibration(
+                                frame.payload)
+                        except ValueError:
+                            pass
                     elif frame.frame_type in (wire.ACK, wire.NAK):
                         ktype, kseq, code = wire.unpack_ack(frame.payload)
                         if ktype == kind and kseq == seq:
@@ -163,7 +169,8 @@ def deploy_model(model_path, port_name: str, calibration_path=None,
     info = walker_info(port_name)
     try:
         calibration = (WalkerCalibration.load(calibration_path) if calibration_path
-                       else calibration_for(info["walker_id"]))
+                       else calibration_for(info["walker_id"], info.get("calibration"),
+                                       use_sources=False))
     except CalibrationError as exc:
         raise UserError(str(exc)) from None
     rate = info.get("rate_hz")

@@ -86,7 +86,8 @@ def run_headless_monitor(port: str, recognizer=None, duration_s: float | None = 
             time.sleep(refresh_s)
             for batch in sink.drain():
                 if pipeline is None and link.info is not None:
-                    cal = calibration_for(link.info.get("walker_id") or "walker")
+                    cal = calibration_for(link.info.get("walker_id") or "walker",
+                                          link.info.get("calibration"), use_sources=False)
                     try:
                         pipeline = RecognitionPipeline(cal, recognizer,
                                                        rate_hz=link.info.get("rate_hz"))

@@ -99,7 +99,9 @@ class SerialLink:
         self._write_lock = threading.Lock()
         self._cmd_seq = 0
         self.decoder = StreamDecoder()
-        self.info: dict | None = None
+        self.info: dict | None = None  # INFO, with "calibration" when the walker holds one
+        self._info_waiting: dict | None = None  # an INFO whose CALIBRATION has not come
+        self.walker_calibration: dict | None = None  # last CALIBRATION frame, decoded
         self.info_requests = 0  # HELLOs sent (the first per connection included)
         self._info_pending = False  # no INFO yet since the last (re)connect
         self._hello_time = 0.0
@@ -244,10 +246,27 @@ class SerialLink:
         for _, frame in others:
             if frame.frame_type == wire.INFO:
                 try:
-                    self.info = wire.unpack_info(frame.payload)
-                    self._info_pending = False
+                    info = wire.unpack_info(frame.payload)
                 except ValueError:
-                    pass
+                    continue
+                if info["calibrated"]:  # complete once its CALIBRATION frame is here
+                    self._info_waiting = info
+                else:
+                    self.info = info
+                    self._info_pending = False
+            elif frame.frame_type == wire.CALIBRATION:
+                try:
+                    cal = wire.unpack_calibration(frame.payload)
+                except ValueError as exc:
+                    self._event("error", "walker calibration unreadable: %s" % exc)
+                    continue
+                self.walker_calibration = cal
+                if self._info_waiting is not None:
+                    self.info = dict(self._info_waiting, calibration=cal)
+                    self._info_waiting = None
+                    self._info_pending = False
+                elif self.info is not None:
+                    self.info = dict(self.info, calibration=cal)
             elif frame.frame_type == wire.NAK:
                 self.naks += 1
                 self._event("nak", wire.FRAME_TYPE_NAMES.get(frame.payload[0], "?")

@@ -21,7 +21,8 @@ def _set_session(recorder, info: dict | None) -> bool:
         return False
     walker_id = info["walker_id"]
     recorder.put_session(walker_id=walker_id, firmware_version=info["firmware_version"],
-                         calibration=calibration_for(walker_id).to_json())
+                         calibration=calibration_for(
+                             walker_id, info.get("calibration"), use_sources=False).to_json())
     return True
 
 

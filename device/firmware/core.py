@@ -11,7 +11,8 @@
 #   board.encoder: count() -> cumulative ticks
 #   board.walker_id: str; board.simulated: bool
 #   optional board.storage: read(name)/write(name, data)/remove(name) (storage.py),
-#     where an uploaded model is kept; without it models cannot be uploaded
+#     where the calibration (CALIBRATION_FILE) and an uploaded model are kept; without
+#     it neither can be stored
 #   optional board.truth_label() -> str (virtual walker only: the simulated activity)
 from device.protocol import wire
 from device.firmware.features import DeviceFeatures
@@ -24,6 +25,7 @@ TARE_CONVERSIONS = 16  # conversions averaged per load cell by a tare
 TRUTH_REPEAT_US = 1000000  # re-send the TRUTH label every second
 ACTIVITY_REPEAT_US = 1000000  # ACTIVITY: when the class changes, else once a second
 MODEL_FILE = "model.wlm"
+CALIBRATION_FILE = "calibration.wlc"  # the CALIBRATION payload as received
 
 
 class WalkerFirmware:
@@ -58,6 +60,15 @@ class WalkerFirmware:
         self._upload_crc = 0
         self._upload_n = 0
         self.model_error = None
+        self.calibration = None  # the stored CALIBRATION payload (bytes), if any
+        if self.storage is not None:
+            data = self.storage.read(CALIBRATION_FILE)
+            if data is not None:
+                try:
+                    wire.unpack_calibration(data)
+                    self.calibration = bytes(data)
+                except ValueError:
+                    pass  # a damaged file: the walker reports no calibration
         if self.storage is not None:
             data = self.storage.read(MODEL_FILE)
             if data is not None:
@@ -163,6 +174,8 @@ class WalkerFirmware:
         flags = wire.INFO_FLAG_SIMULATED if self.board.simulated else 0
         if self.streaming:
             flags |= wire.INFO_FLAG_STREAMING
+        if self.calibration is not None:
+            flags |= wire.INFO_FLAG_CALIBRATED
         return wire.pack_info(FIRMWARE_VERSION, self.rate_hz, self.board.walker_id,
                               len(self.board.load_cells), self.hx711_rate_hz,
                               self.accel_range_g, self.accel_counts_per_g,
@@ -183,6 +196,8 @@ class WalkerFirmware:
         code = 0
         if kind == wire.CMD_HELLO:
             self._send(wire.INFO, t_us, self.info_payload())
+            if self.calibration is not None:  # the walker's identity includes it
+                self._send(wire.CALIBRATION, t_us, self.calibration)
         elif kind == wire.CMD_START:
             self.streaming = True
             self._truth = None
@@ -206,12 +221,31 @@ class WalkerFirmware:
             self._tare_n = [0, 0, 0, 0]
         elif wire.CMD_MODEL_BEGIN <= kind <= wire.CMD_MODEL_CLEAR:
             code = self._model_command(kind, frame.payload, t_us)
+        elif kind == wire.CMD_CAL_WRITE:
+            code = self._store_calibration(frame.payload, t_us)
+        elif kind == wire.CMD_CAL_READ:
+            code = 0 if self.calibration is not None else wire.NAK_NO_CALIBRATION
         else:
             code = wire.NAK_UNKNOWN_COMMAND
         if code:
             self._send(wire.NAK, t_us, wire.pack_ack(kind, frame.seq, code))
         else:
             self._send(wire.ACK, t_us, wire.pack_ack(kind, frame.seq, 0))
+            if kind == wire.CMD_CAL_WRITE or kind == wire.CMD_CAL_READ:
+                self._send(wire.CALIBRATION, t_us, self.calibration)
+
+    def _store_calibration(self, payload, t_us):
+        """CAL_WRITE: check the payload, keep it in flash; returns the NAK code (0: ACK)."""
+        if self.storage is None:
+            return wire.NAK_UNSUPPORTED
+        try:
+            wire.unpack_calibration(payload)
+        except ValueError as exc:
+            self.log(t_us, wire.LOG_ERROR, "calibration rejected: %s" % exc)
+            return wire.NAK_BAD_ARGUMENT
+        self.storage.write(CALIBRATION_FILE, payload)
+        self.calibration = bytes(payload)
+        return 0
 
     # ---- sampling -------------------------------------------------------------------
     def _update_tare(self, cell, counts, t_us):

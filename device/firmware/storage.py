@@ -1,6 +1,6 @@
 # Small-file storage for the firmware: the board's flash filesystem, or memory.
 #
-# The firmware keeps one file (the uploaded model); writes go to a temporary name and
+# The firmware keeps two files (the calibration, the uploaded model); writes go to a temporary name and
 # are renamed into place, so a power cut mid-write leaves the old model intact.
 import os
 

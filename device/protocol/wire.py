@@ -36,6 +36,7 @@ NAK = const(0x04)
 LOG = const(0x05)
 ACTIVITY = const(0x06)
 TRUTH = const(0x07)  # virtual walker only: ground-truth activity of the simulated person
+CALIBRATION = const(0x08)  # the calibration stored in the walker's flash
 # Host -> device commands.
 CMD_HELLO = const(0x10)
 CMD_START = const(0x11)
@@ -47,6 +48,10 @@ CMD_MODEL_BEGIN = const(0x15)
 CMD_MODEL_CHUNK = const(0x16)
 CMD_MODEL_COMMIT = const(0x17)
 CMD_MODEL_CLEAR = const(0x18)
+# Calibration in flash (docs/protocol.md, "Calibration"): WRITE stores one, READ asks
+# for it; the walker answers both (and a HELLO, when it holds one) with CALIBRATION.
+CMD_CAL_WRITE = const(0x19)
+CMD_CAL_READ = const(0x1A)
 
 FRAME_TYPE_NAMES = {
     SAMPLE: "SAMPLE", INFO: "INFO", ACK: "ACK", NAK: "NAK", LOG: "LOG",
@@ -54,6 +59,7 @@ FRAME_TYPE_NAMES = {
     CMD_STOP: "STOP", CMD_SET_RATE: "SET_RATE", CMD_TARE: "TARE",
     CMD_MODEL_BEGIN: "MODEL_BEGIN", CMD_MODEL_CHUNK: "MODEL_CHUNK",
     CMD_MODEL_COMMIT: "MODEL_COMMIT", CMD_MODEL_CLEAR: "MODEL_CLEAR",
+    CALIBRATION: "CALIBRATION", CMD_CAL_WRITE: "CAL_WRITE", CMD_CAL_READ: "CAL_READ",
 }
 
 # SAMPLE: accel x, y, z (int16 counts); load cells FR, FL, RL, RR (int32 counts,
@@ -77,6 +83,7 @@ INFO_FORMAT = "<BBBBH16sBBBHHB"
 INFO_LEN = const(30)
 INFO_FLAG_SIMULATED = const(0x01)
 INFO_FLAG_STREAMING = const(0x02)
+INFO_FLAG_CALIBRATED = const(0x04)  # a CALIBRATION frame follows this INFO
 
 # ACK / NAK: the command's type, the command frame's sequence number, a code.
 ACK_FORMAT = "<BHB"
@@ -86,6 +93,7 @@ NAK_BAD_ARGUMENT = const(2)
 NAK_BUSY = const(3)
 NAK_UNSUPPORTED = const(4)
 NAK_BAD_MODEL = const(5)  # MODEL_COMMIT: CRC mismatch or a model the firmware cannot load
+NAK_NO_CALIBRATION = const(6)  # CAL_READ: the walker holds no calibration
 
 # ACTIVITY: class index, confidence (float32, 0..1), activity code (4 ASCII, NUL padded).
 ACTIVITY_FORMAT = "<Bf4s"
@@ -100,6 +108,14 @@ MODEL_BEGIN_FORMAT = "<IH"
 # MODEL_CHUNK: offset of the data in the file, then the data.
 MODEL_CHUNK_HEAD = "<I"
 MODEL_CHUNK_MAX = const(MAX_PAYLOAD - 4)
+# CALIBRATION / CAL_WRITE payload, layout version 1 (the first byte; a walker NAKs a
+# version it does not know): version, date (unix seconds, uint32), load offsets FR FL
+# RL RR (counts), load gains (counts/N), accel bias x y z (counts), accel scale
+# (counts/g), encoder ticks per revolution (uint16), wheel diameter, front and rear
+# half widths, wheelbase (m), least total load for a COP (N); float32 little-endian.
+CAL_FORMAT = "<BI4f4f3f3fH5f"
+CAL_LEN = const(83)
+CAL_VERSION = const(1)
 MIN_RATE_HZ = const(25)
 MAX_RATE_HZ = const(200)
 
@@ -113,6 +129,7 @@ PAYLOAD_LENGTHS = {
     SAMPLE: (SAMPLE_LEN, SAMPLE_LEN), INFO: (INFO_LEN, INFO_LEN),
     ACK: (ACK_LEN, ACK_LEN), NAK: (ACK_LEN, ACK_LEN), LOG: (1, MAX_PAYLOAD),
     ACTIVITY: (ACTIVITY_LEN, ACTIVITY_LEN), TRUTH: (TRUTH_LEN, TRUTH_LEN),
+    CALIBRATION: (1, MAX_PAYLOAD),  # version byte first; later versions may be longer
 }
 
 LOG_DEBUG = const(10)
@@ -396,7 +413,52 @@ def unpack_info(payload):
         "encoder_ticks_per_rev": ticks_per_rev,
         "simulated": bool(flags & INFO_FLAG_SIMULATED),
         "streaming": bool(flags & INFO_FLAG_STREAMING),
+        "calibrated": bool(flags & INFO_FLAG_CALIBRATED),
     }
+
+
+CAL_FIELDS = ("load_offsets_counts", "load_gains_counts_per_n", "accel_bias_counts",
+              "accel_counts_per_g", "encoder_ticks_per_rev", "wheel_diameter_m",
+              "front_half_width_m", "rear_half_width_m", "wheelbase_m", "min_total_load_n")
+
+
+def pack_calibration(cal, date_s=0):
+    """cal: dict with CAL_FIELDS (lists of 4/4/3/3 numbers, then scalars)."""
+    lo, lg = cal["load_offsets_counts"], cal["load_gains_counts_per_n"]
+    ab, ag = cal["accel_bias_counts"], cal["accel_counts_per_g"]
+    return struct.pack(CAL_FORMAT, CAL_VERSION, int(date_s) & 0xFFFFFFFF,
+                       lo[0], lo[1], lo[2], lo[3], lg[0], lg[1], lg[2], lg[3],
+                       ab[0], ab[1], ab[2], ag[0], ag[1], ag[2],
+                       int(cal["encoder_ticks_per_rev"]), cal["wheel_diameter_m"],
+                       cal["front_half_width_m"], cal["rear_half_width_m"],
+                       cal["wheelbase_m"], cal["min_total_load_n"])
+
+
+def unpack_calibration(payload):
+    """-> dict with CAL_FIELDS, "version" and "date_s"; ValueError for a payload of
+    another length or version, or with a value no walker can have (non-finite, a zero
+    gain, a non-positive length)."""
+    if len(payload) < 1 or payload[0] != CAL_VERSION:
+        raise ValueError("calibration layout version %r is not %d"
+                         % (payload[0] if len(payload) else None, CAL_VERSION))
+    if len(payload) != CAL_LEN:
+        raise ValueError("CALIBRATION payload must be %d bytes" % CAL_LEN)
+    v = struct.unpack(CAL_FORMAT, payload)
+    out = {"version": v[0], "date_s": v[1],
+           "load_offsets_counts": list(v[2:6]), "load_gains_counts_per_n": list(v[6:10]),
+           "accel_bias_counts": list(v[10:13]), "accel_counts_per_g": list(v[13:16]),
+           "encoder_ticks_per_rev": v[16], "wheel_diameter_m": v[17],
+           "front_half_width_m": v[18], "rear_half_width_m": v[19], "wheelbase_m": v[20],
+           "min_total_load_n": v[21]}
+    for x in v[2:16] + v[17:]:
+        if x != x or x > 3e38 or x < -3e38:  # NaN or infinite (MicroPython has no isfinite)
+            raise ValueError("calibration holds a non-finite value")
+    for x in v[6:10] + v[13:16]:
+        if x == 0:
+            raise ValueError("calibration holds a zero gain")
+    if v[16] <= 0 or min(v[17:]) <= 0:
+        raise ValueError("calibration holds a non-positive length or count")
+    return out
 
 
 def pack_ack(command_type, command_seq, code=0):

@@ -39,4 +39,14 @@ def virtual_walker_calibration(walker_id: str) -> WalkerCalibration | None:
     return calibration_from_truth(default_truth(int(match.group(1))))
 
 
+def factory_calibration_payload(truth: WalkerHardwareTruth, date_s: int = 1_767_225_600
+                                ) -> bytes:
+    """The CALIBRATION payload a virtual walker keeps in its flash from the factory
+    (dated 2026-01-01)."""
+    from dataclasses import asdict
+
+    from device.protocol import wire
+    return wire.pack_calibration(asdict(calibration_from_truth(truth)), date_s)
+
+
 register_calibration_source(virtual_walker_calibration)

@@ -41,7 +41,8 @@ class VirtualWalker:
     def __init__(self, course: str = "free", seed: int = 0, rate_hz: int = DEFAULT_RATE_HZ,
                  label_jitter_s: float = 0.0, duration_s: float | None = None,
                  truth: WalkerHardwareTruth | None = None, repeat: bool = False,
-                 sync_taps_s=(), hardware: str = "bits", storage=None) -> None:
+                 sync_taps_s=(), hardware: str = "bits", storage=None,
+                 bench=None, factory_flash: bool = False) -> None:
         if hardware not in BOARDS:
             raise ValueError("hardware must be one of %s, got %r" % (", ".join(BOARDS),
                                                                    hardware))
@@ -52,7 +53,20 @@ class VirtualWalker:
         self._session_kwargs = dict(course=course, truth=truth,
                                     label_jitter_s=label_jitter_s, duration_s=duration_s,
                                     sync_taps_s=sync_taps_s)
-        self.sensors = SimulatedSensors(seed=seed, **self._session_kwargs)
+        if bench is not None:
+            from .bench import BenchSensors
+            self.sensors = BenchSensors(truth, bench, seed)
+        else:
+            self.sensors = SimulatedSensors(seed=seed, **self._session_kwargs)
+        if factory_flash:
+            from device.firmware.core import CALIBRATION_FILE
+            from device.firmware.storage import MemoryStorage
+
+            from .factory_calibration import factory_calibration_payload
+            storage = storage if storage is not None else MemoryStorage()
+            if storage.read(CALIBRATION_FILE) is None:
+                storage.write(CALIBRATION_FILE,
+                              factory_calibration_payload(self.sensors.truth))
         self.board = BOARDS[hardware](self.sensors, storage=storage)
         self._out = bytearray()
         self.firmware = WalkerFirmware(self.board, self._out.extend, rate_hz=rate_hz)
@@ -105,7 +119,8 @@ class VirtualWalker:
 
 def simulate_session_bytes(course: str, seed: int, rate_hz: int = DEFAULT_RATE_HZ,
                            duration_s: float | None = None, label_jitter_s: float = 0.0,
-                           chunk_s: float = 1.0, sync_taps_s=(), hardware: str = "fast"):
+                           chunk_s: float = 1.0, sync_taps_s=(), hardware: str = "fast",
+                           factory_flash: bool = False):
     """Yield (device_time_s, bytes) chunks of a whole simulated session, offline.
 
     sync_taps_s: session times (s) of knocks on the frame (device.sim.sensors.tap_pulse).
@@ -113,11 +128,12 @@ def simulate_session_bytes(course: str, seed: int, rate_hz: int = DEFAULT_RATE_H
     The host's commands are the ones a recorder sends (hello, set rate, start), so
     the byte stream is exactly what a recording made over the serial link would hold.
     hardware: the fast board by default, the same bytes as the bit-level one several
-    times quicker (docs/firmware.md, "Simulation speed").
+    times quicker (docs/firmware.md, "Simulation speed"). factory_flash: the walker
+    reports its factory calibration after INFO, like a served virtual walker.
     """
     walker = VirtualWalker(course, seed, rate_hz, label_jitter_s=label_jitter_s,
                            duration_s=duration_s, sync_taps_s=sync_taps_s,
-                           hardware=hardware)
+                           hardware=hardware, factory_flash=factory_flash)
     walker.command(wire.CMD_HELLO, seq=0)
     walker.command(wire.CMD_SET_RATE, wire.pack_set_rate(rate_hz), seq=1)
     walker.command(wire.CMD_START, seq=2)
@@ -289,11 +305,14 @@ class PtyServer:
             self.walker.receive(data)
 
     def serve(self, duration_s: float | None = None, should_stop=None,
-              speed: float = 1.0) -> None:
+              speed: float = 1.0, max_lag_s: float | None = None) -> None:
         """Run until duration_s elapses, should_stop() is true, or interrupted.
 
         speed: device seconds per real second (20: an hour of walking in three
-        minutes, for soak tests); fault intervals stay in real seconds."""
+        minutes, for soak tests); fault intervals stay in real seconds.
+        max_lag_s: when the simulation falls further behind than this (device seconds;
+        a machine too busy for `speed`), the walker's clock gives up the rest instead of
+        catching up, so it keeps answering commands (None: always catch up)."""
         if self._master is None:
             self.open()
         faults = self.faults
@@ -330,6 +349,11 @@ class PtyServer:
             if readable:
                 self._read_commands()
             t_dev = (time.monotonic() - t0 - frozen_s) * speed
+            if max_lag_s is not None:
+                behind = t_dev - self.walker.t_us * 1e-6 - max_lag_s
+                if behind > 0:
+                    frozen_s += behind / speed
+                    t_dev -= behind
             out = self.walker.advance(int(t_dev * 1e6))
             if out:
                 self._write(self.injector.apply(out))

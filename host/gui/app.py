@@ -255,6 +255,14 @@ class MainWindow(QtWidgets.QMainWindow):
                                     lambda: self.connection_panel.refresh_ports(),
                                     "Look for serial ports again", walker_menu)
         walker_menu.addSeparator()
+        cal_menu = walker_menu.addMenu("&Calibrate")
+        for proc, text in (("load", "&Load cells…"), ("accel", "&Accelerometer…"),
+                           ("encoder", "Wheel &encoder…")):
+            a["calibrate_" + proc] = self._action(
+                text, None, lambda proc=proc: self.open_calibration(proc),
+                "Calibrate the connected walker step by step (the virtual walker: on a "
+                "calibration bench)", cal_menu)
+        walker_menu.addSeparator()
         a["record"] = self._action("Start / stop &recording", "Ctrl+R",
                                    self.toggle_recording, "Record the walker to a file",
                                    walker_menu)
@@ -422,6 +430,43 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.persist and remember:
             self.settings.setValue("model/path", path)
         return True
+
+    calibration_speed = 1.0  # a virtual bench walker's device seconds per real second
+
+    def open_calibration(self, procedure: str):
+        """The calibration wizard for the connected walker: the monitor lets go of the
+        port while it runs and connects again when it is closed. A virtual walker (or
+        none) is calibrated on a calibration bench."""
+        from host.calibrate import CalibrationStore
+        from host.gui.calibration_wizard import CalibrationWizard
+
+        port = self.controller.port if self.controller.mode == "live" else ""
+        if self.controller.recording is not None:
+            self.statusBar().showMessage("Stop the recording before calibrating", 6000)
+            return None
+        self.disconnect()
+        bench, technician = None, None
+        if not port or port == VIRTUAL:
+            from host.virtual_port import bench_walker
+
+            bench, technician, _ = bench_walker(0, speed=self.calibration_speed)
+            path = bench.start()
+        else:
+            path = port
+        wizard = CalibrationWizard(procedure, path, CalibrationStore(), technician,
+                                   parent=self)
+
+        def finished(*_):
+            if bench is not None:
+                bench.stop()
+            if port:
+                self.connect_to(port)
+
+        wizard.finished.connect(finished)
+        self.calibration_wizard = wizard
+        wizard.open()
+        wizard.start()
+        return wizard
 
     def open_workbench(self):
         """The training and evaluation workbench, loading its models into this monitor."""

@@ -311,7 +311,8 @@ class MonitorController:
         if worker_cal is None:
             from calibration import calibration_for
             try:
-                worker_cal = calibration_for(info["walker_id"])
+                worker_cal = calibration_for(info["walker_id"], info.get("calibration"),
+                                             use_sources=False)
             except ValueError as exc:
                 self._messages.append(("error", one_line(exc)))
                 return

@@ -166,7 +166,8 @@ class ProcessingWorker:
                 return False
             walker_id = info.get("walker_id") or "walker"
             try:
-                self.calibration = calibration_for(walker_id)
+                self.calibration = calibration_for(walker_id, info.get("calibration"),
+                                                   use_sources=False)
             except CalibrationError as exc:
                 self.errors.append("calibration of walker %s: %s; using nominal values"
                                    % (walker_id, one_line(exc)))
@@ -199,6 +200,14 @@ class ProcessingWorker:
                     info = wire.unpack_info(frame.payload)
                 except ValueError:
                     pass
+            elif frame.frame_type == wire.CALIBRATION and info is not None:
+                try:  # a calibrated walker sends it right after INFO
+                    info = dict(info, calibration=wire.unpack_calibration(frame.payload))
+                except ValueError:
+                    pass
+        if info is not None and info.get("calibrated") and "calibration" not in info:
+            linked = self._info_getter() if self._info_getter is not None else None
+            info = linked if linked and "calibration" in linked else None  # not complete yet
         if info is not None and info.get("rate_hz"):
             self._period = 1.0 / info["rate_hz"]
         block = SampleBlock.concatenate(blocks) if len(blocks) > 1 else (

@@ -110,6 +110,9 @@ ROOT_ATTRS = {
     "firmware_version": ("", "firmware version (from the caller, else from the first "
                              "INFO frame)"),
     "calibration": ("", "calibration in use, as JSON (WalkerCalibration.to_json())"),
+    "calibration_history": ("", "JSON list of the calibrations this recording had before "
+                                "`walkerlab recalibrate` replaced them, oldest first, each "
+                                "{replaced_at, calibration} ('' if never replaced)"),
     "notes": ("", "free text"),
     "host": ("", "host name of the recording computer"),
     "closed_cleanly": (0, "1 once the writer closed normally; 0 during recording or "

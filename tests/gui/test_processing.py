@@ -15,8 +15,10 @@ from host.samples import StreamDecoder
 def _batches(seconds=6, seed=21, chunk_s=0.1):
     decoder = StreamDecoder()
     out = []
+    # A walker that reports its (factory) calibration after INFO, as served ones do:
+    # the worker takes the walker's constants from the walker.
     for t, data in simulate_session_bytes("free", seed, 50, duration_s=seconds,
-                                          chunk_s=chunk_s):
+                                          chunk_s=chunk_s, factory_flash=True):
         block, others = decoder.feed(data, t)
         out.append(LinkBatch(time.time(), data, block, others, []))
     return out

@@ -10,7 +10,7 @@ class ServedWalker:
 
     def __init__(self, tmp_path, course="free", seed=0, rate_hz=50, faults=None,
                  keep_log=False):
-        self.walker = VirtualWalker(course, seed, rate_hz, repeat=True)
+        self.walker = VirtualWalker(course, seed, rate_hz, repeat=True, factory_flash=True)
         self.server = PtyServer(self.walker, faults or FaultConfig(),
                                 path=str(tmp_path / "walker-port"), keep_log=keep_log)
         self._stop = threading.Event()

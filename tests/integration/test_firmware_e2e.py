@@ -49,9 +49,12 @@ def test_deploy_record_tare_rate_and_on_device_activity(served_walker, tmp_path,
         while link.info is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert link.info is not None
+        # The calibration deploy-model took: the one the walker reports from its flash.
+        walker_cal = calibration_for(link.info["walker_id"], link.info.get("calibration"),
+                                     use_sources=False)
         recorder.put_session(walker_id=link.info["walker_id"],
                              firmware_version=link.info["firmware_version"],
-                             calibration=calibration_for(link.info["walker_id"]).to_json())
+                             calibration=walker_cal.to_json())
         time.sleep(2)
         link.send_command(wire.CMD_TARE)
         time.sleep(2)
@@ -104,7 +107,7 @@ def test_deploy_record_tare_rate_and_on_device_activity(served_walker, tmp_path,
     # On-device ACTIVITY frames are in the recording and equal the host's filter.
     rec = open_recording(out)
     assert wire.ACTIVITY in kinds and len(rec.device_activity) >= 5  # >= 1 a second
-    pipe = RecognitionPipeline(calibration_for(rec.attrs["walker_id"]), model)
+    pipe = RecognitionPipeline(walker_cal, model)
     post = pipe.process(rec.samples).posterior
     index = {int(t): k for k, t in enumerate(rec.samples.t_us)}
     classes = [str(c) for c in model.classes_]

@@ -56,7 +56,14 @@ def test_record_20_s_then_info_and_replay_reproduce_live_exactly(served_walker, 
     assert sum(info["labels"].values()) >= 990  # the simulator's truth track
 
     # The live pipeline, run on the batches the link delivered during the recording.
-    pipeline = RecognitionPipeline(calibration_for("SIM-0"), trained_model)
+    # Its calibration is the one a live path takes: what the walker reports from its
+    # flash (the virtual walker's factory calibration, in float32).
+    from device.protocol import wire
+    from device.sim.factory_calibration import factory_calibration_payload
+    from device.sim.sensors import default_truth
+    reported = wire.unpack_calibration(factory_calibration_payload(default_truth(0)))
+    pipeline = RecognitionPipeline(calibration_for("SIM-0", reported, use_sources=False),
+                                   trained_model)
     feats, posts = [], []
     for batch in live.drain():
         if len(batch.block):
