@@ -18,11 +18,14 @@ import json
 import pathlib
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from host.errors import UserError
 from host.latent import EVENT_NAMES, FEATURE_NAMES, session_windows
+from recognizers.motion_words import MotionCodebook, bag_of_words, fit_codebook
+
+__all__ = ["TopicModel", "bag_of_words", "majority", "session_documents", "learn_topics",
+           "fit_topics", "describe", "describe_word"]
 
 SUBWINDOW_S = 0.5
 DOC_S = 10.0
@@ -39,13 +42,6 @@ def session_documents(path, doc_s: float = DOC_S):
     return s.X, s.labels, np.arange(len(s.X)) // per_doc
 
 
-def bag_of_words(words: np.ndarray, doc: np.ndarray, n_words: int) -> np.ndarray:
-    """(n_docs, n_words) counts of each document's motion words."""
-    counts = np.zeros((int(doc.max()) + 1 if len(doc) else 0, n_words), dtype=np.int64)
-    np.add.at(counts, (doc, words), 1)
-    return counts
-
-
 def majority(labels: np.ndarray, doc: np.ndarray) -> np.ndarray:
     """Each document's most frequent labelled activity ("" if none is labelled)."""
     out = np.full(int(doc.max()) + 1 if len(doc) else 0, "", dtype=object)
@@ -59,20 +55,20 @@ def majority(labels: np.ndarray, doc: np.ndarray) -> np.ndarray:
 
 
 class TopicModel:
-    """A motion-word codebook and the LDA over its documents."""
+    """A motion-word codebook (recognizers/motion_words.py) and the LDA over its documents."""
 
     def __init__(self, centres, mean, scale, lda, header):
-        self.centres = np.asarray(centres, dtype=float)
-        self.mean = np.asarray(mean, dtype=float)
-        self.scale = np.asarray(scale, dtype=float)
+        self.codebook = MotionCodebook(centres, mean, scale)
         self.lda = lda
         self.header = header
 
+    centres = property(lambda self: self.codebook.centres)
+    mean = property(lambda self: self.codebook.mean)
+    scale = property(lambda self: self.codebook.scale)
+
     def words(self, F: np.ndarray) -> np.ndarray:
         """The motion word (nearest codebook centre) of each sub-window."""
-        Z = (np.asarray(F, dtype=float) - self.mean) / self.scale
-        d2 = ((Z[:, None, :] - self.centres[None]) ** 2).sum(-1)
-        return np.argmin(d2, axis=1)
+        return self.codebook.words(F)
 
     def session_topics(self, path):
         """(document start times in s from the session start, topic proportions (n, T),
@@ -118,8 +114,6 @@ def learn_topics(paths, *, n_topics: int = 5, n_words: int = 40, doc_s: float = 
                  method: str = "bmm", progress: bool = True,
                  random_state: int = 0) -> TopicModel:
     """Learn a motion-word codebook and LDA topics from the recordings ``paths``."""
-    from sklearn.cluster import KMeans
-
     from recognizers.modelling import LDA
 
     if not paths:
@@ -133,11 +127,8 @@ def learn_topics(paths, *, n_topics: int = 5, n_words: int = 40, doc_s: float = 
     if len(F) < n_words:
         raise UserError("the recordings hold %d half-second windows, fewer than --words %d"
                         % (len(F), n_words))
-    mean, scale = F.mean(0), F.std(0)
-    scale[scale == 0] = 1.0
-    with threadpool_limits(1):  # KMeans' OpenMP pool is ~20x slower on a busy machine
-        km = KMeans(n_words, n_init=4, random_state=random_state).fit((F - mean) / scale)
-    model = TopicModel(km.cluster_centers_, mean, scale, None, {})
+    book = fit_codebook(F, n_words, random_state=random_state, n_init=4)
+    model = TopicModel(book.centres, book.mean, book.scale, None, {})
     docs, labels = [], []
     for feats, lab, doc in sessions:
         docs.append(bag_of_words(model.words(feats), doc, n_words))
