@@ -23,6 +23,7 @@ from recognizers.modelling.lm2gp import LM2GP
 from recognizers.modelling.matching import hungarian_error
 from recognizers.modelling.perplexity import heldout_perplexity
 from recognizers.modelling.sbhmm import StickBreakingHMM
+from recognizers.modelling.shdp import SupervisedHDP
 
 __all__ = [
     "BayesianHarmonium",
@@ -31,6 +32,7 @@ __all__ = [
     "LDA",
     "LM2GP",
     "StickBreakingHMM",
+    "SupervisedHDP",
     "heldout_perplexity",
     "hungarian_error",
     "BackwardResult",

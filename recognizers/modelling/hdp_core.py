@@ -18,7 +18,7 @@ from numba import njit
 from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.lda_core import _digamma
 
-__all__ = ["doc_bound", "doc_estep"]
+__all__ = ["doc_bound", "doc_estep", "doc_estep_labelled"]
 
 
 @njit(cache=True)
@@ -96,7 +96,7 @@ def doc_bound(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
 @njit(cache=True)
 def doc_estep(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta, fresh,
               n_warm, max_iter, tol, sstats, topic_counts, doc_bound):
-    """Coordinate ascent on every document's local factors, in place.
+    """Coordinate ascent on every document's local factors, in place (plain HDP).
 
     elog_phi (K, W) ``E[log phi]``; elog_beta (K,) ``E[log beta]`` of the corpus sticks;
     varphi (D, T, K) and zeta (nnz, T) the local factors (read as the start unless
@@ -107,17 +107,113 @@ def doc_estep(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
     topic_counts (K,); writes each document's bound (without the global KL terms)
     into doc_bound (D,).
     """
+    K = elog_phi.shape[0]
+    doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
+                       fresh, n_warm, max_iter, tol, sstats, topic_counts, doc_bound,
+                       np.zeros((0, K)), np.full(indptr.shape[0] - 1, -1, np.int64), 0.0)
+
+
+@njit(cache=True)
+def _label_r(d, varphi, Ex, r):
+    # r_tl = sum_k varphi_dtk exp(mu_lk / N)
+    T, K = varphi.shape[1], varphi.shape[2]
+    C = Ex.shape[1]
+    for t in range(T):
+        for l in range(C):
+            s = 0.0
+            for k in range(K):
+                s += varphi[d, t, k] * Ex[k, l]
+            r[t, l] = s
+
+
+@njit(cache=True)
+def _label_w(logG, w):
+    # w_l = softmax_l(log G_l): the label term's weights over classes
+    C = logG.shape[0]
+    m = -np.inf
+    for l in range(C):
+        m = max(m, logG[l])
+    s = 0.0
+    for l in range(C):
+        w[l] = math.exp(logG[l] - m)
+        s += w[l]
+    for l in range(C):
+        w[l] /= s
+
+
+@njit(cache=True)
+def _label_g(lo, hi, counts, zeta, r, g, logG, w):
+    # g_el = sum_t zeta_et r_tl (= sum_k P_ek exp(mu_lk/N)), log G_l = sum_e n_e log g_el
+    T, C = r.shape
+    for l in range(C):
+        logG[l] = 0.0
+    for e in range(lo, hi):
+        for l in range(C):
+            s = 0.0
+            for t in range(T):
+                s += zeta[e, t] * r[t, l]
+            g[e - lo, l] = s
+            logG[l] += counts[e] * math.log(s)
+    _label_w(logG, w)
+
+
+@njit(cache=True)
+def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
+                       fresh, n_warm, max_iter, tol, sstats, topic_counts, doc_bound, mu,
+                       labels, label_weight):
+    """:func:`doc_estep` with supervised-HDP label terms (paper 002, digest 3b/3c).
+
+    mu (C, K) the softmax weights; labels (D,) class indices, where a negative label
+    (an unlabelled document) or an empty document gets the plain HDP updates; the
+    label terms are scaled by ``label_weight``.  With ``g_el = sum_k P_ek exp(mu_lk/N)``,
+    ``P_ek = sum_t zeta_et varphi_tk`` and ``w = softmax_l(sum_e n_e log g_el)`` (log
+    space, P4) the fixed points are (18) and (11)/(23):
+
+        varphi_tk ∝ exp(HDP terms + mu_yk N_t / N - sum_l w_l sum_e n_e zeta_et e^(mu_lk/N) / g_el)
+        zeta_et   ∝ exp(HDP terms + mu_y . varphi_t / N - sum_l w_l r_tl / g_el)
+
+    (``r_tl = sum_k varphi_tk e^(mu_lk/N)``), applied topic by topic and word by word
+    with g and w kept current.  doc_bound gets the HDP part of the bound only (the
+    label term is an approximation, P1; the documents' convergence test uses it too).
+    With mu = 0 the label terms are constant over k and t and the updates are HDP's.
+    """
     D = indptr.shape[0] - 1
     K = elog_phi.shape[0]
     T = varphi.shape[1]
+    C = mu.shape[0]
     Nt = np.empty(T)
     a = np.empty(T - 1)
     b = np.empty(T - 1)
     elog_pi = np.empty(T)
     row = np.empty(max(T, K))
+    longest = 0
+    for d in range(D):
+        longest = max(longest, indptr[d + 1] - indptr[d])
+    Ex = np.empty((K, C))
+    g = np.empty((longest, C))
+    r = np.empty((T, C))
+    logG = np.empty(C)
+    w = np.empty(C)
+    acc = np.empty(K)
+    mr = np.empty(T)
+    rnew = np.empty(C)
     for d in range(D):
         lo = indptr[d]
         hi = indptr[d + 1]
+        N = 0.0
+        for e in range(lo, hi):
+            N += counts[e]
+        y = labels[d] if labels.shape[0] > 0 else -1
+        sup = C > 0 and y >= 0 and N > 0.0
+        # a fresh document has no varphi yet: its first varphi update is HDP's
+        ready = sup and not fresh
+        if sup:
+            for k in range(K):
+                for l in range(C):
+                    Ex[k, l] = math.exp(mu[l, k] / N)
+        if ready:
+            _label_r(d, varphi, Ex, r)
+            _label_g(lo, hi, counts, zeta, r, g, logG, w)
         for t in range(T):
             s = 0.0
             for e in range(lo, hi):
@@ -125,29 +221,81 @@ def doc_estep(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
             Nt[t] = s
         _sticks(Nt, alpha, elog_pi, a, b)
         old = -np.inf
+        bound = 0.0
         for it in range(max_iter):
             sticks_on = (not fresh) or it >= n_warm
-            # varphi_tk ∝ exp(E[log beta_k] + sum_e n_e zeta_et E[log phi_k,w_e])
+            # varphi_tk ∝ exp(E[log beta_k] + sum_e n_e zeta_et E[log phi_k,w_e]) (+ labels)
             for t in range(T):
                 for k in range(K):
                     s = elog_beta[k] if sticks_on else 0.0
                     for e in range(lo, hi):
                         s += counts[e] * zeta[e, t] * elog_phi[k, indices[e]]
                     row[k] = s
+                if ready:
+                    for k in range(K):
+                        acc[k] = 0.0
+                    for e in range(lo, hi):
+                        c = counts[e] * zeta[e, t]
+                        for l in range(C):
+                            cl = c * w[l] / g[e - lo, l]
+                            for k in range(K):
+                                acc[k] += cl * Ex[k, l]
+                    for k in range(K):
+                        row[k] += label_weight * (mu[y, k] * Nt[t] / N - acc[k])
                 _normalise_inplace(row[:K])
                 for k in range(K):
                     varphi[d, t, k] = math.exp(row[k])
-            # zeta_et ∝ exp(E[log pi_t] + sum_k varphi_tk E[log phi_k,w_e])
+                if ready:
+                    # keep r, g, log G and w current after the change of varphi_t
+                    for l in range(C):
+                        s = 0.0
+                        for k in range(K):
+                            s += varphi[d, t, k] * Ex[k, l]
+                        rnew[l] = s
+                    for l in range(C):
+                        logG[l] = 0.0
+                    for e in range(lo, hi):
+                        for l in range(C):
+                            g[e - lo, l] += zeta[e, t] * (rnew[l] - r[t, l])
+                            logG[l] += counts[e] * math.log(g[e - lo, l])
+                    for l in range(C):
+                        r[t, l] = rnew[l]
+                    _label_w(logG, w)
+            if sup and not ready:
+                _label_r(d, varphi, Ex, r)
+                _label_g(lo, hi, counts, zeta, r, g, logG, w)
+                ready = True
+            if sup:
+                for t in range(T):
+                    s = 0.0
+                    for k in range(K):
+                        s += mu[y, k] * varphi[d, t, k]
+                    mr[t] = s / N
+            # zeta_et ∝ exp(E[log pi_t] + sum_k varphi_tk E[log phi_k,w_e]) (+ labels)
             for e in range(lo, hi):
-                w = indices[e]
+                wd = indices[e]
                 for t in range(T):
                     s = elog_pi[t] if sticks_on else 0.0
                     for k in range(K):
-                        s += varphi[d, t, k] * elog_phi[k, w]
+                        s += varphi[d, t, k] * elog_phi[k, wd]
                     row[t] = s
+                if sup:
+                    for t in range(T):
+                        s = 0.0
+                        for l in range(C):
+                            s += w[l] * r[t, l] / g[e - lo, l]
+                        row[t] += label_weight * (mr[t] - s)
                 _normalise_inplace(row[:T])
                 for t in range(T):
                     zeta[e, t] = math.exp(row[t])
+                if sup:
+                    for l in range(C):
+                        s = 0.0
+                        for t in range(T):
+                            s += zeta[e, t] * r[t, l]
+                        logG[l] += counts[e] * (math.log(s) - math.log(g[e - lo, l]))
+                        g[e - lo, l] = s
+                    _label_w(logG, w)
             for t in range(T):
                 s = 0.0
                 for e in range(lo, hi):
@@ -164,9 +312,9 @@ def doc_estep(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
             for k in range(K):
                 topic_counts[k] += varphi[d, t, k]
         for e in range(lo, hi):
-            w = indices[e]
+            wd = indices[e]
             for k in range(K):
                 s = 0.0
                 for t in range(T):
                     s += zeta[e, t] * varphi[d, t, k]
-                sstats[k, w] += counts[e] * s
+                sstats[k, wd] += counts[e] * s
