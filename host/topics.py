@@ -192,3 +192,57 @@ def describe(model: TopicModel, top: int = 3) -> list[str]:
             lines.append("  %-12s %s  (%d)" % (a, " ".join("%7.2f" % v for v in row),
                                                 h["documents_per_activity"][a]))
     return lines
+
+
+# --------------------------------------------------------------------------- shdp models
+
+
+def describe_shdp_word(model, w: int, names) -> str:
+    """A motion word of an ``shdp`` recognizer: its sub-windows' most distinctive means
+    (in standard deviations of the training frames) and their most varying feature."""
+    book = model.codebook_
+    stats = book.centres[w] * book.scale + book.mean  # (2 d): means, then std devs
+    d = len(stats) // 2
+    means, stds = stats[:d], stats[d:]
+    parts = ["%s %s (%+.1f sd)" % (names[j], "high" if means[j] > 0 else "low", means[j])
+             for j in np.argsort(-np.abs(means))[:2] if abs(means[j]) >= 0.3]
+    j = int(np.argmax(stds))
+    if stds[j] >= 0.5:
+        parts.append("%s varying (%.1f sd)" % (names[j], stds[j]))
+    return ", ".join(parts) or "near the mean, steady"
+
+
+def describe_shdp(model, top_topics: int = 3, top_words: int = 3,
+                  min_share: float = 0.05) -> list[str]:
+    """`walkerlab topics show` for an ``shdp`` recognizer file: which motion-word topics
+    each activity's documents use, and what those topics' words are."""
+    from host.features import FEATURE_SETS
+
+    names = FEATURE_SETS.get(model.feature_set_ or "", None)
+    if names is None or len(names) != model.n_features_in_:
+        names = ["feature %d" % j for j in range(model.n_features_in_)]
+    m, secs = model.model_, model.time_constants_s()
+    span = ("%g s" % secs["subwindow"], "%g s" % secs["document"]) if secs else (
+        "%d frames" % model.subwindow, "%d words" % model.window)
+    lines = ["shdp: %d of %d topics used, %d motion words of %s, documents of %s"
+             % (m.n_topics_used_, m.n_components, model.codebook_.n_words, *span),
+             "topics per activity (mean share of a document's words; documents):"]
+    shown = []
+    for c, act in enumerate(model.classes_):
+        if model.class_docs_[c] == 0:
+            lines.append("  %-4s never the majority of a training document" % act)
+            continue
+        row = model.topic_usage_[c]
+        top = [k for k in np.argsort(-row)[:top_topics] if row[k] >= min_share]
+        shown += [k for k in top if k not in shown]
+        lines.append("  %-4s %s  (%d)" % (act, ", ".join("topic %d %2.0f %%" % (k, 100 * row[k])
+                                                          for k in top),
+                                         model.class_docs_[c]))
+    phi = m.topic_word_
+    lines.append("topics (their most frequent words):")
+    for k in sorted(shown):
+        lines.append("  topic %d:" % k)
+        for w in np.argsort(-phi[k])[:top_words]:
+            lines.append("    %4.1f %%  word %2d: %s" % (100 * phi[k, w], w,
+                                                         describe_shdp_word(model, int(w), names)))
+    return lines
