@@ -70,7 +70,11 @@ class SHDPRecognizer(Recognizer):
     n_components : the supervised HDP's corpus truncation K (most topics it can use).
     doc_truncation : its document truncation T.
     label_penalty : L2 penalty of the label weights (``SupervisedHDP.label_penalty``).
-    max_iter : batch iterations of the supervised HDP.
+    max_iter : batch iterations of the supervised HDP; max_label_iter : L-BFGS
+        iterations of each of its label-weight M-steps.
+    train_hop : sub-windows between the documents fitted (documents ending at every
+        ``train_hop``-th word; 2 halves the fitting time, the neighbours share 7 of 8
+        words).
     learning_offset, learning_decay : tau0 and kappa of the online steps of
         ``partial_fit``/``learn_block``: a step moves the model by
         ``rho = (tau0 + t)^-kappa`` towards the estimate from the new documents
@@ -105,6 +109,8 @@ class SHDPRecognizer(Recognizer):
         "doc_truncation": [Interval(numbers.Integral, 2, None, closed="left")],
         "label_penalty": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_label_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "train_hop": [Interval(numbers.Integral, 1, None, closed="left")],
         "learning_offset": [Interval(numbers.Real, 0, None, closed="left")],
         "learning_decay": [Interval(numbers.Real, 0.5, 1, closed="both")],
         "learn_batch": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -112,8 +118,9 @@ class SHDPRecognizer(Recognizer):
     }
 
     def __init__(self, *, subwindow=25, window=8, n_words=32, smoothing=0.5,
-                 n_components=20, doc_truncation=8, label_penalty=1.0, max_iter=50,
-                 learning_offset=16.0, learning_decay=0.7, learn_batch=20, random_state=0):
+                 n_components=20, doc_truncation=4, label_penalty=1.0, max_iter=30,
+                 max_label_iter=10, train_hop=2, learning_offset=16.0, learning_decay=0.7,
+                 learn_batch=20, random_state=0):
         self.subwindow = subwindow
         self.window = window
         self.n_words = n_words
@@ -122,6 +129,8 @@ class SHDPRecognizer(Recognizer):
         self.doc_truncation = doc_truncation
         self.label_penalty = label_penalty
         self.max_iter = max_iter
+        self.max_label_iter = max_label_iter
+        self.train_hop = train_hop
         self.learning_offset = learning_offset
         self.learning_decay = learning_decay
         self.learn_batch = learn_batch
@@ -135,6 +144,7 @@ class SHDPRecognizer(Recognizer):
         return SupervisedHDP(
             n_components=int(self.n_components), doc_truncation=int(self.doc_truncation),
             label_penalty=float(self.label_penalty), max_iter=int(self.max_iter),
+            max_label_iter=int(self.max_label_iter),
             learning_offset=float(self.learning_offset),
             learning_decay=float(self.learning_decay), total_samples=float(total_samples),
             sort_topics=False, random_state=int(self.random_state))
@@ -150,17 +160,19 @@ class SHDPRecognizer(Recognizer):
         return self.codebook_.words(F) if len(F) else np.zeros(0, dtype=np.int64)
 
     def _documents(self, Xs, ys=None):
-        """(counts (n_docs, n_words), label indices into classes_ or None) of sequences."""
+        """(counts (n_docs, n_words), label indices into classes_ or None) of the documents
+        to learn from: those ending at every ``train_hop``-th word of each sequence."""
         S, W, V = int(self.subwindow), int(self.window), self.codebook_.n_words
         docs, labs = [], []
         for i, X in enumerate(Xs):
             words = self._session_words(self._standardise(X))
             if not len(words):
                 continue
-            docs.append(document_counts(words, W, V))
+            keep = slice(None, None, int(self.train_hop))
+            docs.append(document_counts(words, W, V)[keep])
             if ys is not None:
                 yi = np.searchsorted(self.classes_, ys[i])
-                labs.append(_majority(yi, len(words), S, W, len(self.classes_)))
+                labs.append(_majority(yi, len(words), S, W, len(self.classes_))[keep])
         if not docs:
             return np.zeros((0, V), dtype=np.int64), (None if ys is None else
                                                       np.zeros(0, dtype=np.int64))
