@@ -18,7 +18,7 @@ from numba import njit
 from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.lda_core import _digamma
 
-__all__ = ["doc_bound", "doc_estep", "doc_estep_labelled"]
+__all__ = ["doc_bound", "doc_estep", "doc_estep_labelled", "label_value_grad"]
 
 
 @njit(cache=True)
@@ -194,7 +194,7 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
     r = np.empty((T, C))
     logG = np.empty(C)
     w = np.empty(C)
-    acc = np.empty(K)
+    q = np.empty(C)
     mr = np.empty(T)
     rnew = np.empty(C)
     for d in range(D):
@@ -232,16 +232,18 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                         s += counts[e] * zeta[e, t] * elog_phi[k, indices[e]]
                     row[k] = s
                 if ready:
-                    for k in range(K):
-                        acc[k] = 0.0
+                    # q_l = w_l sum_e n_e zeta_et / g_el, label gradient sum_l q_l Ex[k, l]
+                    for l in range(C):
+                        q[l] = 0.0
                     for e in range(lo, hi):
                         c = counts[e] * zeta[e, t]
                         for l in range(C):
-                            cl = c * w[l] / g[e - lo, l]
-                            for k in range(K):
-                                acc[k] += cl * Ex[k, l]
+                            q[l] += c / g[e - lo, l]
                     for k in range(K):
-                        row[k] += label_weight * (mu[y, k] * Nt[t] / N - acc[k])
+                        s = 0.0
+                        for l in range(C):
+                            s += w[l] * q[l] * Ex[k, l]
+                        row[k] += label_weight * (mu[y, k] * Nt[t] / N - s)
                 _normalise_inplace(row[:K])
                 for k in range(K):
                     varphi[d, t, k] = math.exp(row[k])
@@ -318,3 +320,69 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                 for t in range(T):
                     s += zeta[e, t] * varphi[d, t, k]
                 sstats[k, wd] += counts[e] * s
+
+
+@njit(cache=True)
+def label_value_grad(indptr, counts, P, thetabar, labels, mu, grad):
+    """Paper 002's label term (9) summed over documents, and its gradient (24) in mu.
+
+    P (nnz, K) ``sum_t zeta_et varphi_tk`` per word entry, thetabar (D, K), labels (D,)
+    class indices, mu (C, K); writes d/dmu into grad (C, K) and returns the value
+    ``sum_d mu_{y_d} . thetabar_d - log sum_l exp(sum_e n_e log g_el)`` (log space, P4;
+    an empty document contributes ``-log C``).
+    """
+    D = indptr.shape[0] - 1
+    C, K = mu.shape
+    longest = 0
+    for d in range(D):
+        longest = max(longest, indptr[d + 1] - indptr[d])
+    Ex = np.empty((K, C))
+    g = np.empty((longest, C))
+    logG = np.empty(C)
+    w = np.empty(C)
+    for l in range(C):
+        for k in range(K):
+            grad[l, k] = 0.0
+    value = 0.0
+    for d in range(D):
+        lo = indptr[d]
+        hi = indptr[d + 1]
+        N = 0.0
+        for e in range(lo, hi):
+            N += counts[e]
+        if N <= 0.0:
+            value -= math.log(C)
+            continue
+        y = labels[d]
+        for k in range(K):
+            for l in range(C):
+                Ex[k, l] = math.exp(mu[l, k] / N)
+        for l in range(C):
+            logG[l] = 0.0
+        for e in range(lo, hi):
+            for l in range(C):
+                s = 0.0
+                for k in range(K):
+                    s += P[e, k] * Ex[k, l]
+                g[e - lo, l] = s
+                logG[l] += counts[e] * math.log(s)
+        m = -np.inf
+        for l in range(C):
+            m = max(m, logG[l])
+        s = 0.0
+        for l in range(C):
+            s += math.exp(logG[l] - m)
+        logF = m + math.log(s)
+        for l in range(C):
+            w[l] = math.exp(logG[l] - logF)
+        s = 0.0
+        for k in range(K):
+            s += mu[y, k] * thetabar[d, k]
+            grad[y, k] += thetabar[d, k]
+        value += s - logF
+        for e in range(lo, hi):
+            for l in range(C):
+                c = w[l] * counts[e] / (N * g[e - lo, l])
+                for k in range(K):
+                    grad[l, k] -= c * P[e, k] * Ex[k, l]
+    return value
