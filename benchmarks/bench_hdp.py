@@ -198,8 +198,8 @@ def print_rows(title, rows):
 def classification(quick, seed=0):
     import sklearn
     from sklearn.model_selection import StratifiedKFold, train_test_split
-    K, T, eta = (15, 6, 0.5) if quick else (30, 10, 0.5)
-    max_iter = 20 if quick else 100
+    K, T, eta = (10, 4, 0.5) if quick else (30, 10, 0.5)
+    max_iter = 10 if quick else 100
     print(f"\nclassification: SupervisedHDP K={K} T={T} gamma=1 alpha0=1 eta={eta} "
           f"label_penalty=1 max_iter={max_iter} (tol 1e-5, merge moves); SupervisedLDA "
           f"alpha=0.1 eta={eta} max_iter={max_iter} (tol 1e-4); LogisticRegressionCV "
