@@ -24,6 +24,7 @@ from recognizers.modelling.matching import hungarian_error
 from recognizers.modelling.perplexity import heldout_perplexity
 from recognizers.modelling.sbhmm import StickBreakingHMM
 from recognizers.modelling.shdp import SupervisedHDP
+from recognizers.modelling.slda import SupervisedLDA
 
 __all__ = [
     "BayesianHarmonium",
@@ -33,6 +34,7 @@ __all__ = [
     "LM2GP",
     "StickBreakingHMM",
     "SupervisedHDP",
+    "SupervisedLDA",
     "heldout_perplexity",
     "hungarian_error",
     "BackwardResult",

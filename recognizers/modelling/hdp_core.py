@@ -18,7 +18,7 @@ from numba import njit
 from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.lda_core import _digamma
 
-__all__ = ["doc_bound", "doc_estep", "doc_estep_labelled"]
+__all__ = ["doc_bound", "doc_estep", "doc_estep_labelled", "label_value_grad"]
 
 
 @njit(cache=True)
@@ -158,6 +158,59 @@ def _label_g(lo, hi, counts, zeta, r, g, logG, w):
 
 
 @njit(cache=True)
+def _lse(x):
+    m = -np.inf
+    for v in x:
+        m = max(m, v)
+    s = 0.0
+    for v in x:
+        s += math.exp(v - m)
+    return m + math.log(s)
+
+
+@njit(cache=True)
+def _rho_objective(lo, hi, t, counts, zeta, rho, logrho, base, mu_y, nt_over_n, Ex, g, r,
+                   label_weight, rnew, logG):
+    # the terms of L that depend on varphi_t (= rho): the HDP part
+    # sum_k rho_k (base_k - log rho_k) and the label term (9) with g updated for rho
+    K = rho.shape[0]
+    C = Ex.shape[1]
+    f = 0.0
+    lin = 0.0
+    for k in range(K):
+        f += rho[k] * (base[k] - logrho[k])
+        lin += mu_y[k] * rho[k]
+    for l in range(C):
+        s = 0.0
+        for k in range(K):
+            s += rho[k] * Ex[k, l]
+        rnew[l] = s
+        logG[l] = 0.0
+    for e in range(lo, hi):
+        for l in range(C):
+            logG[l] += counts[e] * math.log(g[e - lo, l] + zeta[e, t] * (rnew[l] - r[t, l]))
+    return f + label_weight * (lin * nt_over_n - _lse(logG))
+
+
+@njit(cache=True)
+def _zeta_objective(i, n, zeta_e, logz, base, mr, r, g, logG, label_weight, gnew, tmp):
+    # the terms of L that depend on zeta_e: n_e sum_t zeta_t (base_t - log zeta_t) and
+    # the label term (9) with entry i's g replaced
+    T, C = r.shape
+    f = 0.0
+    lin = 0.0
+    for t in range(T):
+        f += zeta_e[t] * (base[t] - logz[t])
+        lin += zeta_e[t] * mr[t]
+    for l in range(C):
+        s = 0.0
+        for t in range(T):
+            s += zeta_e[t] * r[t, l]
+        tmp[l] = logG[l] + n * (math.log(s) - math.log(g[i, l]))
+    return n * f + label_weight * (n * lin - _lse(tmp))
+
+
+@njit(cache=True)
 def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
                        fresh, n_warm, max_iter, tol, sstats, topic_counts, doc_bound, mu,
                        labels, label_weight):
@@ -194,7 +247,13 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
     r = np.empty((T, C))
     logG = np.empty(C)
     w = np.empty(C)
-    acc = np.empty(K)
+    q = np.empty(C)
+    base = np.empty(max(T, K))
+    lold = np.empty(max(T, K))
+    cand = np.empty(max(T, K))
+    prob = np.empty(max(T, K))
+    best = np.empty(max(T, K))
+    tmp = np.empty(C)
     mr = np.empty(T)
     rnew = np.empty(C)
     for d in range(D):
@@ -231,36 +290,70 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                     for e in range(lo, hi):
                         s += counts[e] * zeta[e, t] * elog_phi[k, indices[e]]
                     row[k] = s
-                if ready:
+                    base[k] = s
+                if not ready:
+                    _normalise_inplace(row[:K])
                     for k in range(K):
-                        acc[k] = 0.0
-                    for e in range(lo, hi):
-                        c = counts[e] * zeta[e, t]
-                        for l in range(C):
-                            cl = c * w[l] / g[e - lo, l]
-                            for k in range(K):
-                                acc[k] += cl * Ex[k, l]
-                    for k in range(K):
-                        row[k] += label_weight * (mu[y, k] * Nt[t] / N - acc[k])
-                _normalise_inplace(row[:K])
+                        varphi[d, t, k] = math.exp(row[k])
+                    continue
+                # q_l = w_l sum_e n_e zeta_et / g_el, label gradient sum_l q_l Ex[k, l]
+                for l in range(C):
+                    q[l] = 0.0
+                for e in range(lo, hi):
+                    c = counts[e] * zeta[e, t]
+                    for l in range(C):
+                        q[l] += c / g[e - lo, l]
                 for k in range(K):
-                    varphi[d, t, k] = math.exp(row[k])
-                if ready:
-                    # keep r, g, log G and w current after the change of varphi_t
+                    s = 0.0
                     for l in range(C):
-                        s = 0.0
-                        for k in range(K):
-                            s += varphi[d, t, k] * Ex[k, l]
-                        rnew[l] = s
+                        s += w[l] * q[l] * Ex[k, l]
+                    row[k] += label_weight * (mu[y, k] * Nt[t] / N - s)
+                _normalise_inplace(row[:K])
+                # The fixed point of (18) can cycle: step from the old varphi_t towards
+                # it in log space, halving the step until L_rho(varphi_t) does not fall.
+                for k in range(K):
+                    lold[k] = math.log(max(varphi[d, t, k], 1e-300))
+                f_old = _rho_objective(lo, hi, t, counts, zeta, varphi[d, t], lold, base,
+                                       mu[y], Nt[t] / N, Ex, g, r, label_weight, rnew, tmp)
+                # the best of the steps 1, 1/2, 1/4, ... (while halving helps)
+                step = 1.0
+                f_best = -np.inf
+                for attempt in range(12):
+                    for k in range(K):
+                        cand[k] = (1.0 - step) * lold[k] + step * row[k]
+                    if step < 1.0:  # (row is normalised already)
+                        _normalise_inplace(cand[:K])
+                    for k in range(K):
+                        prob[k] = math.exp(cand[k])
+                    f_new = _rho_objective(lo, hi, t, counts, zeta, prob, cand, base, mu[y],
+                                           Nt[t] / N, Ex, g, r, label_weight, rnew, tmp)
+                    if f_new <= f_best + 1e-12 * (1.0 + abs(f_best)):
+                        break
+                    f_best = f_new
+                    for k in range(K):
+                        best[k] = prob[k]
+                    step *= 0.5
+                if f_best < f_old - 1e-10 * (1.0 + abs(f_old)):
+                    continue
+                for k in range(K):
+                    prob[k] = best[k]
+                for k in range(K):
+                    varphi[d, t, k] = prob[k]
+                # keep r, g, log G and w current after the change of varphi_t
+                for l in range(C):
+                    s = 0.0
+                    for k in range(K):
+                        s += prob[k] * Ex[k, l]
+                    rnew[l] = s
+                for l in range(C):
+                    logG[l] = 0.0
+                for e in range(lo, hi):
                     for l in range(C):
-                        logG[l] = 0.0
-                    for e in range(lo, hi):
-                        for l in range(C):
-                            g[e - lo, l] += zeta[e, t] * (rnew[l] - r[t, l])
-                            logG[l] += counts[e] * math.log(g[e - lo, l])
-                    for l in range(C):
-                        r[t, l] = rnew[l]
-                    _label_w(logG, w)
+                        g[e - lo, l] += zeta[e, t] * (rnew[l] - r[t, l])
+                        logG[l] += counts[e] * math.log(g[e - lo, l])
+                for l in range(C):
+                    r[t, l] = rnew[l]
+                _label_w(logG, w)
             if sup and not ready:
                 _label_r(d, varphi, Ex, r)
                 _label_g(lo, hi, counts, zeta, r, g, logG, w)
@@ -279,23 +372,54 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                     for k in range(K):
                         s += varphi[d, t, k] * elog_phi[k, wd]
                     row[t] = s
-                if sup:
+                    base[t] = s
+                if not sup:
+                    _normalise_inplace(row[:T])
                     for t in range(T):
-                        s = 0.0
-                        for l in range(C):
-                            s += w[l] * r[t, l] / g[e - lo, l]
-                        row[t] += label_weight * (mr[t] - s)
-                _normalise_inplace(row[:T])
+                        zeta[e, t] = math.exp(row[t])
+                    continue
                 for t in range(T):
-                    zeta[e, t] = math.exp(row[t])
-                if sup:
+                    s = 0.0
                     for l in range(C):
-                        s = 0.0
-                        for t in range(T):
-                            s += zeta[e, t] * r[t, l]
-                        logG[l] += counts[e] * (math.log(s) - math.log(g[e - lo, l]))
-                        g[e - lo, l] = s
-                    _label_w(logG, w)
+                        s += w[l] * r[t, l] / g[e - lo, l]
+                    row[t] += label_weight * (mr[t] - s)
+                _normalise_inplace(row[:T])
+                # safeguarded like varphi: L(zeta_e) must not fall
+                for t in range(T):
+                    lold[t] = math.log(max(zeta[e, t], 1e-300))
+                f_old = _zeta_objective(e - lo, counts[e], zeta[e], lold, base, mr, r, g,
+                                        logG, label_weight, rnew, tmp)
+                # the best of the steps 1, 1/2, 1/4, ... (while halving helps)
+                step = 1.0
+                f_best = -np.inf
+                for attempt in range(12):
+                    for t in range(T):
+                        cand[t] = (1.0 - step) * lold[t] + step * row[t]
+                    if step < 1.0:  # (row is normalised already)
+                        _normalise_inplace(cand[:T])
+                    for t in range(T):
+                        prob[t] = math.exp(cand[t])
+                    f_new = _zeta_objective(e - lo, counts[e], prob, cand, base, mr, r, g,
+                                            logG, label_weight, rnew, tmp)
+                    if f_new <= f_best + 1e-12 * (1.0 + abs(f_best)):
+                        break
+                    f_best = f_new
+                    for t in range(T):
+                        best[t] = prob[t]
+                    step *= 0.5
+                if f_best < f_old - 1e-10 * (1.0 + abs(f_old)):
+                    continue
+                for t in range(T):
+                    prob[t] = best[t]
+                for t in range(T):
+                    zeta[e, t] = prob[t]
+                for l in range(C):
+                    s = 0.0
+                    for t in range(T):
+                        s += prob[t] * r[t, l]
+                    logG[l] += counts[e] * (math.log(s) - math.log(g[e - lo, l]))
+                    g[e - lo, l] = s
+                _label_w(logG, w)
             for t in range(T):
                 s = 0.0
                 for e in range(lo, hi):
@@ -318,3 +442,69 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                 for t in range(T):
                     s += zeta[e, t] * varphi[d, t, k]
                 sstats[k, wd] += counts[e] * s
+
+
+@njit(cache=True)
+def label_value_grad(indptr, counts, P, thetabar, labels, mu, grad):
+    """Paper 002's label term (9) summed over documents, and its gradient (24) in mu.
+
+    P (nnz, K) ``sum_t zeta_et varphi_tk`` per word entry, thetabar (D, K), labels (D,)
+    class indices, mu (C, K); writes d/dmu into grad (C, K) and returns the value
+    ``sum_d mu_{y_d} . thetabar_d - log sum_l exp(sum_e n_e log g_el)`` (log space, P4;
+    an empty document contributes ``-log C``).
+    """
+    D = indptr.shape[0] - 1
+    C, K = mu.shape
+    longest = 0
+    for d in range(D):
+        longest = max(longest, indptr[d + 1] - indptr[d])
+    Ex = np.empty((K, C))
+    g = np.empty((longest, C))
+    logG = np.empty(C)
+    w = np.empty(C)
+    for l in range(C):
+        for k in range(K):
+            grad[l, k] = 0.0
+    value = 0.0
+    for d in range(D):
+        lo = indptr[d]
+        hi = indptr[d + 1]
+        N = 0.0
+        for e in range(lo, hi):
+            N += counts[e]
+        if N <= 0.0:
+            value -= math.log(C)
+            continue
+        y = labels[d]
+        for k in range(K):
+            for l in range(C):
+                Ex[k, l] = math.exp(mu[l, k] / N)
+        for l in range(C):
+            logG[l] = 0.0
+        for e in range(lo, hi):
+            for l in range(C):
+                s = 0.0
+                for k in range(K):
+                    s += P[e, k] * Ex[k, l]
+                g[e - lo, l] = s
+                logG[l] += counts[e] * math.log(s)
+        m = -np.inf
+        for l in range(C):
+            m = max(m, logG[l])
+        s = 0.0
+        for l in range(C):
+            s += math.exp(logG[l] - m)
+        logF = m + math.log(s)
+        for l in range(C):
+            w[l] = math.exp(logG[l] - logF)
+        s = 0.0
+        for k in range(K):
+            s += mu[y, k] * thetabar[d, k]
+            grad[y, k] += thetabar[d, k]
+        value += s - logF
+        for e in range(lo, hi):
+            for l in range(C):
+                c = w[l] * counts[e] / (N * g[e - lo, l])
+                for k in range(K):
+                    grad[l, k] -= c * P[e, k] * Ex[k, l]
+    return value

@@ -27,6 +27,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 from sklearn.base import ClassifierMixin, _fit_context
@@ -35,6 +36,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from recognizers.modelling.hdp import HDP
+from recognizers.modelling.hdp_core import label_value_grad
 from recognizers.modelling.perplexity import check_counts, check_vocabulary
 
 __all__ = ["SupervisedHDP", "label_statistics", "label_term", "label_grad_varphi",
@@ -53,9 +55,8 @@ def label_statistics(M, varphi, zeta):
         P += zeta[:, t, None] * varphi[rows, t, :]
     n = M.data.astype(np.float64)
     N = np.bincount(rows, n, minlength=D)
-    thetabar = np.zeros((D, K))
-    np.add.at(thetabar, rows, n[:, None] * P)
-    thetabar /= np.maximum(N, 1.0)[:, None]
+    per_doc = sp.csr_matrix((n, np.arange(M.nnz), M.indptr), shape=(D, M.nnz))
+    thetabar = np.asarray(per_doc @ P) / np.maximum(N, 1.0)[:, None]
     return rows, P, N, thetabar
 
 
@@ -70,29 +71,14 @@ def _log_g(mu, rows, P, N):
 
 
 def label_term(mu, M, rows, P, N, thetabar, labels, with_grad=False):
-    """Paper 002's eq. (9) summed over the documents, and its gradient in mu (24).
-
-    ``labels`` (D,) class indices.  Returns the value, or ``(value, grad (C, K))``.
-    """
-    D = N.size
-    C, K = mu.shape
-    n = M.data.astype(np.float64)
-    g = _log_g(mu, rows, P, N)
-    logG = np.zeros((D, C))
-    for l in range(C):
-        logG[:, l] = np.bincount(rows, n * np.log(g[:, l]), minlength=D)
-    logF = logsumexp(logG, axis=1)
-    value = float(np.sum(np.einsum("dk,dk->d", mu[labels], thetabar) - logF))
-    if not with_grad:
-        return value
-    w = np.exp(logG - logF[:, None])
-    grad = np.zeros((C, K))
-    np.add.at(grad, labels, thetabar)
-    Nr = N[rows]
-    for l in range(C):
-        A = P * np.exp(mu[l][None, :] / Nr[:, None])
-        grad[l] -= ((w[rows, l] * n / (Nr * g[:, l]))[:, None] * A).sum(0)
-    return value, grad
+    """Paper 002's eq. (9) summed over the documents (log space, P4), and its gradient
+    in mu (24) (``hdp_core.label_value_grad``).  ``labels`` (D,) class indices.
+    Returns the value, or ``(value, grad (C, K))``."""
+    mu = np.ascontiguousarray(mu, dtype=np.float64)
+    grad = np.zeros_like(mu)
+    value = label_value_grad(M.indptr, M.data.astype(np.float64), P, thetabar,
+                             np.asarray(labels, dtype=np.int64), mu, grad)
+    return (float(value), grad) if with_grad else float(value)
 
 
 def label_grad_varphi(mu, M, varphi, zeta, labels):
