@@ -45,7 +45,7 @@ ROWS = {
     "hcrf-dpm": ("hcrf-dpm", "cop", {"hop": 20, "n_outer": 1, "max_var_iter": 20,
                                      "max_grad_iter": 50}, "HCRF-DPM"),
     # Issue 18: supervised HDP over motion words; no thesis figures.
-    "shdp": ("shdp", "loadcells", {"max_iter": 20}, "Supervised HDP"),
+    "shdp": ("shdp", "loadcells", {}, "Supervised HDP"),
 }
 
 # Unsupervised rows map latent states to activities by majority (the thesis' rule:

@@ -10,7 +10,8 @@ from recognizers.shdp import _majority, document_counts
 from tests.recognizers.conftest import synthetic_sessions
 
 SMALL = dict(subwindow=5, window=4, n_words=12, n_components=8, doc_truncation=4,
-             max_iter=15, max_label_iter=50, train_hop=1)
+             max_iter=15, max_label_iter=50, train_hop=1, corpus_concentration=1.0,
+             label_penalty=1.0)
 
 
 def sessions(seed=3, n_subjects=2, sessions_per_subject=1, **kw):
