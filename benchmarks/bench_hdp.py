@@ -198,9 +198,9 @@ def print_rows(title, rows):
           f" (goal: >= -1)")
 
 
-def classification(quick, seed=0, datasets=("planted", "newsgroup", "parlspeech")):
+def classification(quick, seed=0, datasets=("planted", "newsgroup", "parlspeech"), eta=0.5):
     import sklearn
-    K, T, eta = (10, 4, 0.5) if quick else (30, 10, 0.5)
+    K, T = (10, 4) if quick else (30, 10)
     max_iter = 10 if quick else 50
     print(f"\nclassification: SupervisedHDP K={K} T={T} gamma=1 alpha0=1 eta={eta} "
           f"label_penalty=1 max_iter={max_iter} (tol 1e-5, merge moves); SupervisedLDA "
@@ -282,6 +282,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small corpus, one seed (seconds)")
     parts = ["topics", "classification", "planted", "newsgroup", "parlspeech"]
+    ap.add_argument("--eta", type=float, default=0.5,
+                    help="topic_word_prior of both supervised models (paper 002: 0.5)")
     ap.add_argument("--only", choices=parts, default=None,
                     help="run one part (default: all; the last three are the "
                          "classification part's data sets)")
@@ -289,9 +291,9 @@ def main(argv=None):
     if args.only in (None, "topics"):
         topics(args.quick)
     if args.only in (None, "classification"):
-        classification(args.quick)
+        classification(args.quick, eta=args.eta)
     elif args.only in parts[2:]:
-        classification(args.quick, datasets=(args.only,))
+        classification(args.quick, datasets=(args.only,), eta=args.eta)
 
 
 def topics(quick):
