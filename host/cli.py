@@ -729,8 +729,24 @@ def cmd_topics(args) -> int:
     else:
         if len(args.files) != 1:
             raise UserError("topics show takes one model file")
-        print("\n".join(topics.describe(topics.TopicModel.load(args.files[0]))))
+        if _is_recognizer_file(args.files[0], "shdp"):  # walkerlab train --recognizer shdp
+            from host.models import load_model
+
+            print("\n".join(topics.describe_shdp(load_model(args.files[0]))))
+        else:
+            print("\n".join(topics.describe(topics.TopicModel.load(args.files[0]))))
     return 0
+
+
+def _is_recognizer_file(path, kind: str) -> bool:
+    """Whether ``path`` is a recognizer model file of ``kind`` (not, e.g., a topic model)."""
+    from recognizers import ModelFormatError
+    from recognizers.base import read_model_header
+
+    try:
+        return read_model_header(path).get("kind") == kind
+    except (ModelFormatError, OSError):
+        return False
 
 
 def cmd_discover(args) -> int:
@@ -1099,10 +1115,13 @@ def build_parser() -> argparse.ArgumentParser:
                        description="fit: quantise half-second windows into motion words "
                        "(k-means), cut recordings into documents and learn LDA topics "
                        "(Bayesian moment matching by default); show: each topic's motion "
-                       "words in physical terms and its share in each labelled activity.")
+                       "words in physical terms and its share in each labelled activity. "
+                       "show also reads a `walkerlab train --recognizer shdp` model: the "
+                       "motion-word topics each activity uses.")
     p.add_argument("action", choices=("fit", "show"), help="fit a model, or show one")
     p.add_argument("files", nargs="+", metavar="FILES",
-                   help="recordings (.h5) for fit; the model (.npz) for show")
+                   help="recordings (.h5) for fit; the model (.npz) for show (a topic "
+                   "model or an shdp recognizer)")
     p.add_argument("--out", default=None, help="model file to write (.npz), for fit")
     p.add_argument("--topics", type=int, default=5, help="number of topics")
     p.add_argument("--words", type=int, default=40, help="motion-word vocabulary size")

@@ -18,11 +18,14 @@ import json
 import pathlib
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from host.errors import UserError
 from host.latent import EVENT_NAMES, FEATURE_NAMES, session_windows
+from recognizers.motion_words import MotionCodebook, bag_of_words, fit_codebook
+
+__all__ = ["TopicModel", "bag_of_words", "majority", "session_documents", "learn_topics",
+           "fit_topics", "describe", "describe_word"]
 
 SUBWINDOW_S = 0.5
 DOC_S = 10.0
@@ -39,13 +42,6 @@ def session_documents(path, doc_s: float = DOC_S):
     return s.X, s.labels, np.arange(len(s.X)) // per_doc
 
 
-def bag_of_words(words: np.ndarray, doc: np.ndarray, n_words: int) -> np.ndarray:
-    """(n_docs, n_words) counts of each document's motion words."""
-    counts = np.zeros((int(doc.max()) + 1 if len(doc) else 0, n_words), dtype=np.int64)
-    np.add.at(counts, (doc, words), 1)
-    return counts
-
-
 def majority(labels: np.ndarray, doc: np.ndarray) -> np.ndarray:
     """Each document's most frequent labelled activity ("" if none is labelled)."""
     out = np.full(int(doc.max()) + 1 if len(doc) else 0, "", dtype=object)
@@ -59,20 +55,20 @@ def majority(labels: np.ndarray, doc: np.ndarray) -> np.ndarray:
 
 
 class TopicModel:
-    """A motion-word codebook and the LDA over its documents."""
+    """A motion-word codebook (recognizers/motion_words.py) and the LDA over its documents."""
 
     def __init__(self, centres, mean, scale, lda, header):
-        self.centres = np.asarray(centres, dtype=float)
-        self.mean = np.asarray(mean, dtype=float)
-        self.scale = np.asarray(scale, dtype=float)
+        self.codebook = MotionCodebook(centres, mean, scale)
         self.lda = lda
         self.header = header
 
+    centres = property(lambda self: self.codebook.centres)
+    mean = property(lambda self: self.codebook.mean)
+    scale = property(lambda self: self.codebook.scale)
+
     def words(self, F: np.ndarray) -> np.ndarray:
         """The motion word (nearest codebook centre) of each sub-window."""
-        Z = (np.asarray(F, dtype=float) - self.mean) / self.scale
-        d2 = ((Z[:, None, :] - self.centres[None]) ** 2).sum(-1)
-        return np.argmin(d2, axis=1)
+        return self.codebook.words(F)
 
     def session_topics(self, path):
         """(document start times in s from the session start, topic proportions (n, T),
@@ -118,8 +114,6 @@ def learn_topics(paths, *, n_topics: int = 5, n_words: int = 40, doc_s: float = 
                  method: str = "bmm", progress: bool = True,
                  random_state: int = 0) -> TopicModel:
     """Learn a motion-word codebook and LDA topics from the recordings ``paths``."""
-    from sklearn.cluster import KMeans
-
     from recognizers.modelling import LDA
 
     if not paths:
@@ -133,11 +127,8 @@ def learn_topics(paths, *, n_topics: int = 5, n_words: int = 40, doc_s: float = 
     if len(F) < n_words:
         raise UserError("the recordings hold %d half-second windows, fewer than --words %d"
                         % (len(F), n_words))
-    mean, scale = F.mean(0), F.std(0)
-    scale[scale == 0] = 1.0
-    with threadpool_limits(1):  # KMeans' OpenMP pool is ~20x slower on a busy machine
-        km = KMeans(n_words, n_init=4, random_state=random_state).fit((F - mean) / scale)
-    model = TopicModel(km.cluster_centers_, mean, scale, None, {})
+    book = fit_codebook(F, n_words, random_state=random_state, n_init=4)
+    model = TopicModel(book.centres, book.mean, book.scale, None, {})
     docs, labels = [], []
     for feats, lab, doc in sessions:
         docs.append(bag_of_words(model.words(feats), doc, n_words))
@@ -200,4 +191,58 @@ def describe(model: TopicModel, top: int = 3) -> list[str]:
         for a, row in h["association"].items():
             lines.append("  %-12s %s  (%d)" % (a, " ".join("%7.2f" % v for v in row),
                                                 h["documents_per_activity"][a]))
+    return lines
+
+
+# --------------------------------------------------------------------------- shdp models
+
+
+def describe_shdp_word(model, w: int, names) -> str:
+    """A motion word of an ``shdp`` recognizer: its sub-windows' most distinctive means
+    (in standard deviations of the training frames) and their most varying feature."""
+    book = model.codebook_
+    stats = book.centres[w] * book.scale + book.mean  # (2 d): means, then std devs
+    d = len(stats) // 2
+    means, stds = stats[:d], stats[d:]
+    parts = ["%s %s (%+.1f sd)" % (names[j], "high" if means[j] > 0 else "low", means[j])
+             for j in np.argsort(-np.abs(means))[:2] if abs(means[j]) >= 0.3]
+    j = int(np.argmax(stds))
+    if stds[j] >= 0.5:
+        parts.append("%s varying (%.1f sd)" % (names[j], stds[j]))
+    return ", ".join(parts) or "near the mean, steady"
+
+
+def describe_shdp(model, top_topics: int = 3, top_words: int = 3,
+                  min_share: float = 0.05) -> list[str]:
+    """`walkerlab topics show` for an ``shdp`` recognizer file: which motion-word topics
+    each activity's documents use, and what those topics' words are."""
+    from host.features import FEATURE_SETS
+
+    names = FEATURE_SETS.get(model.feature_set_ or "", None)
+    if names is None or len(names) != model.n_features_in_:
+        names = ["feature %d" % j for j in range(model.n_features_in_)]
+    m, secs = model.model_, model.time_constants_s()
+    span = ("%g s" % secs["subwindow"], "%g s" % secs["document"]) if secs else (
+        "%d frames" % model.subwindow, "%d words" % model.window)
+    lines = ["shdp: %d of %d topics used, %d motion words of %s, documents of %s"
+             % (m.n_topics_used_, m.n_components, model.codebook_.n_words, *span),
+             "topics per activity (mean share of a document's words; documents):"]
+    shown = []
+    for c, act in enumerate(model.classes_):
+        if model.class_docs_[c] == 0:
+            lines.append("  %-4s never the majority of a training document" % act)
+            continue
+        row = model.topic_usage_[c]
+        top = [k for k in np.argsort(-row)[:top_topics] if row[k] >= min_share]
+        shown += [k for k in top if k not in shown]
+        lines.append("  %-4s %s  (%d)" % (act, ", ".join("topic %d %2.0f %%" % (k, 100 * row[k])
+                                                          for k in top),
+                                         model.class_docs_[c]))
+    phi = m.topic_word_
+    lines.append("topics (their most frequent words):")
+    for k in sorted(shown):
+        lines.append("  topic %d:" % k)
+        for w in np.argsort(-phi[k])[:top_words]:
+            lines.append("    %4.1f %%  word %2d: %s" % (100 * phi[k, w], w,
+                                                         describe_shdp_word(model, int(w), names)))
     return lines

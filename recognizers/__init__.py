@@ -13,6 +13,8 @@
   activities; BMM keeps learning with ``partial_fit``);
 * :mod:`recognizers.bmm`: ``BMMHMM``, online Bayesian moment matching (hmmlearn
   conventions), and :mod:`recognizers.online_em`: the online EM baseline;
+* :mod:`recognizers.shdp`: ``"shdp"``, a supervised HDP over documents of motion
+  words (:mod:`recognizers.motion_words`), learning online with ``partial_fit``;
 * :mod:`recognizers.discretize`: equal-frequency bins (thesis 6.6);
 * :mod:`recognizers.evaluation`: window accuracy, transitions, confusion,
   leave-one-subject-out;
@@ -32,6 +34,7 @@ from recognizers.base import (
 )
 from recognizers.crf import CRFRecognizer, LinearChainCRF
 from recognizers.hcrf_dpm import HCRFDPMRecognizer
+from recognizers.shdp import SHDPRecognizer
 from recognizers.discretize import EqualFrequencyDiscretizer
 from recognizers.evaluation import (
     TransitionCounts,
@@ -64,6 +67,7 @@ __all__ = [
     "Recognizer",
     "RecognizerTags",
     "HCRFDPMRecognizer",
+    "SHDPRecognizer",
     "check_is_fitted",
     "clone",
     "get_recognizer_class",

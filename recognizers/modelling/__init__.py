@@ -23,6 +23,8 @@ from recognizers.modelling.lm2gp import LM2GP
 from recognizers.modelling.matching import hungarian_error
 from recognizers.modelling.perplexity import heldout_perplexity
 from recognizers.modelling.sbhmm import StickBreakingHMM
+from recognizers.modelling.shdp import SupervisedHDP
+from recognizers.modelling.slda import SupervisedLDA
 
 __all__ = [
     "BayesianHarmonium",
@@ -31,6 +33,8 @@ __all__ = [
     "LDA",
     "LM2GP",
     "StickBreakingHMM",
+    "SupervisedHDP",
+    "SupervisedLDA",
     "heldout_perplexity",
     "hungarian_error",
     "BackwardResult",

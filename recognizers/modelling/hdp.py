@@ -25,7 +25,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from recognizers.modelling import dirichlet, sticks
-from recognizers.modelling.hdp_core import doc_bound, doc_estep
+from recognizers.modelling.hdp_core import doc_bound, doc_estep, doc_estep_labelled
 from recognizers.modelling.perplexity import check_counts, check_vocabulary, heldout_perplexity
 
 __all__ = ["HDP"]
@@ -62,7 +62,19 @@ class HDP(TransformerMixin, BaseEstimator):
     topic_weights_ : (K,) E[beta].  topic_counts_ : (K,) expected words per topic.
     n_topics_used_ : topics that carry at least 1 % of the corpus' words.
     bound_ : fit's evidence lower bound after each iteration.  n_iter_ : iterations.
+    stick_counts_ : (K,) expected document-level topics mapped to each corpus topic
+        (the corpus sticks' statistics).  seed_ : the int seed the model draws from.
+    n_documents_seen_, n_batches_ : documents fitted; online steps taken.
+
+    The learned state is the plain arrays and numbers named in ``_learned_attributes``:
+    set them on a fresh instance (same parameters) to restore a model, e.g. from npz.
+    ``partial_fit`` on a fitted model continues from its state (the first online step
+    replaces the random start only on an unfitted model).
     """
+
+    _learned_attributes = ("components_", "stick_a_", "stick_b_", "topic_counts_",
+                           "stick_counts_", "seed_", "n_features_in_", "n_topics_used_",
+                           "n_documents_seen_", "n_batches_", "n_iter_", "bound_")
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 2, None, closed="left")],
@@ -111,15 +123,15 @@ class HDP(TransformerMixin, BaseEstimator):
     def _init_state(self, M) -> None:
         K, W = self.n_components, M.shape[1]
         rs = self.random_state
-        self._seed = int(np.random.RandomState(rs).randint(2**31 - 1)) if not isinstance(
+        self.seed_ = int(np.random.RandomState(rs).randint(2**31 - 1)) if not isinstance(
             rs, (int, np.integer)) else int(rs)
-        rng = np.random.default_rng(self._seed)
+        rng = np.random.default_rng(self.seed_)
         self.n_features_in_ = W
         # Random topics of about the corpus' size (Wang et al. / gensim start).
         scale = max(float(M.data.sum()), 1.0) / (K * W)
         self.components_ = self.topic_word_prior + rng.gamma(1.0, 1.0, (K, W)) * scale
         self.topic_counts_ = np.zeros(K)
-        self._doc_sticks = np.zeros(K)  # expected doc-level topics per corpus topic
+        self.stick_counts_ = np.zeros(K)  # expected doc-level topics per corpus topic
         self.stick_a_ = np.ones(K - 1)
         self.stick_b_ = np.full(K - 1, float(self.corpus_concentration))
         self.n_documents_seen_ = 0
@@ -130,16 +142,38 @@ class HDP(TransformerMixin, BaseEstimator):
         return (dirichlet.expected_log(self.components_),
                 sticks.expected_log_weights(self.stick_a_, self.stick_b_))
 
-    def _estep(self, M, varphi, zeta, fresh):
+    def _estep(self, M, varphi, zeta, fresh, labels=None):
+        """Document factors in place; returns the corpus statistics and the documents'
+        bounds.  ``labels`` (encoded classes) switch on a subclass' label terms."""
         K, W = self.components_.shape
         elog_phi, elog_beta = self._elogs()
         sstats = np.zeros((K, W))
         counts = np.zeros(K)
         doc_bound = np.zeros(M.shape[0])
-        doc_estep(M.indptr, M.indices, M.data.astype(np.float64), elog_phi, elog_beta,
-                  float(self.doc_concentration), varphi, zeta, fresh, int(self.n_warm),
-                  int(self.max_doc_iter), float(self.doc_tol), sstats, counts, doc_bound)
+        args = (M.indptr, M.indices, M.data.astype(np.float64), elog_phi, elog_beta,
+                float(self.doc_concentration), varphi, zeta, fresh, int(self.n_warm),
+                int(self.max_doc_iter), float(self.doc_tol), sstats, counts, doc_bound)
+        label_args = self._label_args(labels)
+        if label_args is None:
+            doc_estep(*args)
+        else:
+            doc_estep_labelled(*args, *label_args)
         return sstats, counts, doc_bound
+
+    def _label_args(self, labels):
+        """``(mu, labels, label_weight)`` for the labelled kernel, or None (plain HDP)."""
+        return None
+
+    def _update_label_weights(self, M, varphi, zeta, labels, scale=1.0, rho=1.0):
+        """Hook after each corpus update (the supervised HDP's M-step for mu)."""
+
+    def _permute_topics(self, order) -> None:
+        """Reorder the corpus topics (online sorting by size)."""
+        self.components_ = self.components_[order]
+        self.stick_counts_ = self.stick_counts_[order]
+        self.topic_counts_ = self.topic_counts_[order]
+        self.stick_a_, self.stick_b_ = sticks.stick_posterior(
+            self.stick_counts_, self.corpus_concentration)
 
     def _fresh_local(self, M, rng):
         T = self.doc_truncation
@@ -150,9 +184,9 @@ class HDP(TransformerMixin, BaseEstimator):
     def _set_globals(self, sstats, counts, scale=1.0, rho=1.0):
         eta, gamma = self.topic_word_prior, self.corpus_concentration
         self.components_ = (1 - rho) * self.components_ + rho * (eta + scale * sstats)
-        self._doc_sticks = (1 - rho) * self._doc_sticks + rho * scale * counts
+        self.stick_counts_ = (1 - rho) * self.stick_counts_ + rho * scale * counts
         self.topic_counts_ = (self.components_.sum(1) - eta * self.components_.shape[1])
-        self.stick_a_, self.stick_b_ = sticks.stick_posterior(self._doc_sticks, gamma)
+        self.stick_a_, self.stick_b_ = sticks.stick_posterior(self.stick_counts_, gamma)
 
     def _global_bound(self) -> float:
         eta, lam = self.topic_word_prior, self.components_
@@ -171,17 +205,21 @@ class HDP(TransformerMixin, BaseEstimator):
         """Batch coordinate ascent from scratch (monotone bound, ``bound_``)."""
         M = check_counts(X)
         self._init_state(M)
-        rng = np.random.default_rng(self._seed + 1)
+        return self._fit_batch(M, None)
+
+    def _fit_batch(self, M, labels):
+        rng = np.random.default_rng(self.seed_ + 1)
         varphi, zeta = self._fresh_local(M, rng)
         bounds = []
         for it in range(self.max_iter):
-            sstats, counts, doc_bound = self._estep(M, varphi, zeta, it == 0)
+            sstats, counts, doc_bound = self._estep(M, varphi, zeta, it == 0, labels)
             self._set_globals(sstats, counts)
+            self._update_label_weights(M, varphi, zeta, labels)
             # The documents' bounds used E[log phi], E[log beta] of the old globals;
             # re-evaluate at the new ones with one more (monotone) sweep next round.
-            bounds.append(self._bound(M, varphi, zeta))
+            bounds.append(self._bound(M, varphi, zeta, labels))
             if len(bounds) > 1 and abs(bounds[-1] - bounds[-2]) <= self.tol * abs(bounds[-2]):
-                if not (self.merge and self._merge_moves(M, varphi, zeta, bounds)):
+                if not (self.merge and self._merge_moves(M, varphi, zeta, bounds, labels)):
                     break
         self.bound_ = np.asarray(bounds)
         self.n_iter_ = len(bounds)
@@ -189,7 +227,7 @@ class HDP(TransformerMixin, BaseEstimator):
         self.n_topics_used_ = sticks.n_used(self.topic_counts_, 0.01)
         return self
 
-    def _merge_moves(self, M, varphi, zeta, bounds) -> bool:
+    def _merge_moves(self, M, varphi, zeta, bounds, labels=None) -> bool:
         """Merge duplicate topics where that raises the bound (Bryant & Sudderth 2012).
 
         Coordinate ascent splits a true topic into near-copies it cannot rejoin; a
@@ -206,26 +244,26 @@ class HDP(TransformerMixin, BaseEstimator):
                  for j in range(i + 1, len(used)) if sim[i, j] > 0.3]
         merged = False
         for _, k, l in sorted(pairs, reverse=True)[:self.n_merge_tries]:
-            saved = (varphi.copy(), zeta.copy(), self.components_, self._doc_sticks,
+            saved = (varphi.copy(), zeta.copy(), self.components_, self.stick_counts_,
                      self.topic_counts_, self.stick_a_, self.stick_b_)
             varphi[:, :, k] += varphi[:, :, l]
             varphi[:, :, l] = 0.0
             self._set_globals(*corpus_statistics(M, varphi, zeta))
             # a few sweeps let the documents settle into the merged topic
             for _ in range(3):
-                sstats, counts, _ = self._estep(M, varphi, zeta, False)
+                sstats, counts, _ = self._estep(M, varphi, zeta, False, labels)
                 self._set_globals(sstats, counts)
-            new = self._bound(M, varphi, zeta)
+            new = self._bound(M, varphi, zeta, labels)
             if new > bounds[-1]:
                 bounds.append(new)
                 merged = True
                 break  # topic indices and similarities changed; converge, then retry
             varphi[...], zeta[...] = saved[0], saved[1]
-            (self.components_, self._doc_sticks, self.topic_counts_, self.stick_a_,
+            (self.components_, self.stick_counts_, self.topic_counts_, self.stick_a_,
              self.stick_b_) = saved[2:]
         return merged
 
-    def _bound(self, M, varphi, zeta) -> float:
+    def _bound(self, M, varphi, zeta, labels=None) -> float:
         """The full bound at the current globals and the given document factors."""
         elog_phi, elog_beta = self._elogs()
         out = np.zeros(M.shape[0])
@@ -237,24 +275,25 @@ class HDP(TransformerMixin, BaseEstimator):
     def partial_fit(self, X, y=None):
         """One online step on the mini-batch X (the first call initialises)."""
         M = check_counts(X)
-        if not hasattr(self, "components_"):
+        first = not hasattr(self, "components_")
+        if first:
             self._init_state(M)
         else:
             check_vocabulary(M, self.n_features_in_)
-        rng = np.random.default_rng(self._seed + 7919 * (self.n_batches_ + 1))
+        return self._online_step(M, None, first)
+
+    def _online_step(self, M, labels, first):
+        rng = np.random.default_rng(self.seed_ + 7919 * (self.n_batches_ + 1))
         varphi, zeta = self._fresh_local(M, rng)
-        sstats, counts, _ = self._estep(M, varphi, zeta, True)
+        sstats, counts, _ = self._estep(M, varphi, zeta, True, labels)
         rho = (self.learning_offset + self.n_batches_ + 1.0) ** (-self.learning_decay)
-        if self.n_batches_ == 0:
+        if first:
             rho = 1.0  # the first batch replaces the random start
-        self._set_globals(sstats, counts, scale=self.total_samples / M.shape[0], rho=rho)
+        scale = self.total_samples / M.shape[0]
+        self._set_globals(sstats, counts, scale=scale, rho=rho)
+        self._update_label_weights(M, varphi, zeta, labels, scale=scale, rho=rho)
         if self.sort_topics:
-            order = np.argsort(-self.topic_counts_, kind="stable")
-            self.components_ = self.components_[order]
-            self._doc_sticks = self._doc_sticks[order]
-            self.topic_counts_ = self.topic_counts_[order]
-            self.stick_a_, self.stick_b_ = sticks.stick_posterior(
-                self._doc_sticks, self.corpus_concentration)
+            self._permute_topics(np.argsort(-self.topic_counts_, kind="stable"))
         self.n_batches_ += 1
         self.n_iter_ = self.n_batches_
         self.n_documents_seen_ += M.shape[0]
@@ -279,7 +318,7 @@ class HDP(TransformerMixin, BaseEstimator):
     def local_factors(self, X):
         """Document factors with the corpus fixed: ``(M, varphi (D,T,K), zeta (nnz,T))``."""
         M = self._check_X(X)
-        varphi, zeta = self._fresh_local(M, np.random.default_rng(self._seed + 3))
+        varphi, zeta = self._fresh_local(M, np.random.default_rng(self.seed_ + 3))
         self._estep(M, varphi, zeta, True)
         return M, varphi, zeta
 

@@ -18,7 +18,7 @@ from numba import njit
 from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.lda_core import _digamma
 
-__all__ = ["doc_bound", "doc_estep"]
+__all__ = ["doc_bound", "doc_estep", "doc_estep_labelled", "label_value_grad"]
 
 
 @njit(cache=True)
@@ -96,7 +96,7 @@ def doc_bound(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
 @njit(cache=True)
 def doc_estep(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta, fresh,
               n_warm, max_iter, tol, sstats, topic_counts, doc_bound):
-    """Coordinate ascent on every document's local factors, in place.
+    """Coordinate ascent on every document's local factors, in place (plain HDP).
 
     elog_phi (K, W) ``E[log phi]``; elog_beta (K,) ``E[log beta]`` of the corpus sticks;
     varphi (D, T, K) and zeta (nnz, T) the local factors (read as the start unless
@@ -107,17 +107,172 @@ def doc_estep(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
     topic_counts (K,); writes each document's bound (without the global KL terms)
     into doc_bound (D,).
     """
+    K = elog_phi.shape[0]
+    doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
+                       fresh, n_warm, max_iter, tol, sstats, topic_counts, doc_bound,
+                       np.zeros((0, K)), np.full(indptr.shape[0] - 1, -1, np.int64), 0.0)
+
+
+@njit(cache=True)
+def _label_r(d, varphi, Ex, r):
+    # r_tl = sum_k varphi_dtk exp(mu_lk / N)
+    T, K = varphi.shape[1], varphi.shape[2]
+    C = Ex.shape[1]
+    for t in range(T):
+        for l in range(C):
+            s = 0.0
+            for k in range(K):
+                s += varphi[d, t, k] * Ex[k, l]
+            r[t, l] = s
+
+
+@njit(cache=True)
+def _label_w(logG, w):
+    # w_l = softmax_l(log G_l): the label term's weights over classes
+    C = logG.shape[0]
+    m = -np.inf
+    for l in range(C):
+        m = max(m, logG[l])
+    s = 0.0
+    for l in range(C):
+        w[l] = math.exp(logG[l] - m)
+        s += w[l]
+    for l in range(C):
+        w[l] /= s
+
+
+@njit(cache=True)
+def _label_g(lo, hi, counts, zeta, r, g, logG, w):
+    # g_el = sum_t zeta_et r_tl (= sum_k P_ek exp(mu_lk/N)), log G_l = sum_e n_e log g_el
+    T, C = r.shape
+    for l in range(C):
+        logG[l] = 0.0
+    for e in range(lo, hi):
+        for l in range(C):
+            s = 0.0
+            for t in range(T):
+                s += zeta[e, t] * r[t, l]
+            g[e - lo, l] = s
+            logG[l] += counts[e] * math.log(s)
+    _label_w(logG, w)
+
+
+@njit(cache=True)
+def _lse(x):
+    m = -np.inf
+    for v in x:
+        m = max(m, v)
+    s = 0.0
+    for v in x:
+        s += math.exp(v - m)
+    return m + math.log(s)
+
+
+@njit(cache=True)
+def _rho_objective(lo, hi, t, counts, zeta, rho, logrho, base, mu_y, nt_over_n, Ex, g, r,
+                   label_weight, rnew, logG):
+    # the terms of L that depend on varphi_t (= rho): the HDP part
+    # sum_k rho_k (base_k - log rho_k) and the label term (9) with g updated for rho
+    K = rho.shape[0]
+    C = Ex.shape[1]
+    f = 0.0
+    lin = 0.0
+    for k in range(K):
+        f += rho[k] * (base[k] - logrho[k])
+        lin += mu_y[k] * rho[k]
+    for l in range(C):
+        s = 0.0
+        for k in range(K):
+            s += rho[k] * Ex[k, l]
+        rnew[l] = s
+        logG[l] = 0.0
+    for e in range(lo, hi):
+        for l in range(C):
+            logG[l] += counts[e] * math.log(g[e - lo, l] + zeta[e, t] * (rnew[l] - r[t, l]))
+    return f + label_weight * (lin * nt_over_n - _lse(logG))
+
+
+@njit(cache=True)
+def _zeta_objective(i, n, zeta_e, logz, base, mr, r, g, logG, label_weight, gnew, tmp):
+    # the terms of L that depend on zeta_e: n_e sum_t zeta_t (base_t - log zeta_t) and
+    # the label term (9) with entry i's g replaced
+    T, C = r.shape
+    f = 0.0
+    lin = 0.0
+    for t in range(T):
+        f += zeta_e[t] * (base[t] - logz[t])
+        lin += zeta_e[t] * mr[t]
+    for l in range(C):
+        s = 0.0
+        for t in range(T):
+            s += zeta_e[t] * r[t, l]
+        tmp[l] = logG[l] + n * (math.log(s) - math.log(g[i, l]))
+    return n * f + label_weight * (n * lin - _lse(tmp))
+
+
+@njit(cache=True)
+def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
+                       fresh, n_warm, max_iter, tol, sstats, topic_counts, doc_bound, mu,
+                       labels, label_weight):
+    """:func:`doc_estep` with supervised-HDP label terms (paper 002, digest 3b/3c).
+
+    mu (C, K) the softmax weights; labels (D,) class indices, where a negative label
+    (an unlabelled document) or an empty document gets the plain HDP updates; the
+    label terms are scaled by ``label_weight``.  With ``g_el = sum_k P_ek exp(mu_lk/N)``,
+    ``P_ek = sum_t zeta_et varphi_tk`` and ``w = softmax_l(sum_e n_e log g_el)`` (log
+    space, P4) the fixed points are (18) and (11)/(23):
+
+        varphi_tk ∝ exp(HDP terms + mu_yk N_t / N - sum_l w_l sum_e n_e zeta_et e^(mu_lk/N) / g_el)
+        zeta_et   ∝ exp(HDP terms + mu_y . varphi_t / N - sum_l w_l r_tl / g_el)
+
+    (``r_tl = sum_k varphi_tk e^(mu_lk/N)``), applied topic by topic and word by word
+    with g and w kept current.  doc_bound gets the HDP part of the bound only (the
+    label term is an approximation, P1; the documents' convergence test uses it too).
+    With mu = 0 the label terms are constant over k and t and the updates are HDP's.
+    """
     D = indptr.shape[0] - 1
     K = elog_phi.shape[0]
     T = varphi.shape[1]
+    C = mu.shape[0]
     Nt = np.empty(T)
     a = np.empty(T - 1)
     b = np.empty(T - 1)
     elog_pi = np.empty(T)
     row = np.empty(max(T, K))
+    longest = 0
+    for d in range(D):
+        longest = max(longest, indptr[d + 1] - indptr[d])
+    Ex = np.empty((K, C))
+    g = np.empty((longest, C))
+    r = np.empty((T, C))
+    logG = np.empty(C)
+    w = np.empty(C)
+    q = np.empty(C)
+    base = np.empty(max(T, K))
+    lold = np.empty(max(T, K))
+    cand = np.empty(max(T, K))
+    prob = np.empty(max(T, K))
+    best = np.empty(max(T, K))
+    tmp = np.empty(C)
+    mr = np.empty(T)
+    rnew = np.empty(C)
     for d in range(D):
         lo = indptr[d]
         hi = indptr[d + 1]
+        N = 0.0
+        for e in range(lo, hi):
+            N += counts[e]
+        y = labels[d] if labels.shape[0] > 0 else -1
+        sup = C > 0 and y >= 0 and N > 0.0
+        # a fresh document has no varphi yet: its first varphi update is HDP's
+        ready = sup and not fresh
+        if sup:
+            for k in range(K):
+                for l in range(C):
+                    Ex[k, l] = math.exp(mu[l, k] / N)
+        if ready:
+            _label_r(d, varphi, Ex, r)
+            _label_g(lo, hi, counts, zeta, r, g, logG, w)
         for t in range(T):
             s = 0.0
             for e in range(lo, hi):
@@ -125,29 +280,146 @@ def doc_estep(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
             Nt[t] = s
         _sticks(Nt, alpha, elog_pi, a, b)
         old = -np.inf
+        bound = 0.0
         for it in range(max_iter):
             sticks_on = (not fresh) or it >= n_warm
-            # varphi_tk ∝ exp(E[log beta_k] + sum_e n_e zeta_et E[log phi_k,w_e])
+            # varphi_tk ∝ exp(E[log beta_k] + sum_e n_e zeta_et E[log phi_k,w_e]) (+ labels)
             for t in range(T):
                 for k in range(K):
                     s = elog_beta[k] if sticks_on else 0.0
                     for e in range(lo, hi):
                         s += counts[e] * zeta[e, t] * elog_phi[k, indices[e]]
                     row[k] = s
-                _normalise_inplace(row[:K])
+                    base[k] = s
+                if not ready:
+                    _normalise_inplace(row[:K])
+                    for k in range(K):
+                        varphi[d, t, k] = math.exp(row[k])
+                    continue
+                # q_l = w_l sum_e n_e zeta_et / g_el, label gradient sum_l q_l Ex[k, l]
+                for l in range(C):
+                    q[l] = 0.0
+                for e in range(lo, hi):
+                    c = counts[e] * zeta[e, t]
+                    for l in range(C):
+                        q[l] += c / g[e - lo, l]
                 for k in range(K):
-                    varphi[d, t, k] = math.exp(row[k])
-            # zeta_et ∝ exp(E[log pi_t] + sum_k varphi_tk E[log phi_k,w_e])
+                    s = 0.0
+                    for l in range(C):
+                        s += w[l] * q[l] * Ex[k, l]
+                    row[k] += label_weight * (mu[y, k] * Nt[t] / N - s)
+                _normalise_inplace(row[:K])
+                # The fixed point of (18) can cycle: step from the old varphi_t towards
+                # it in log space, halving the step until L_rho(varphi_t) does not fall.
+                for k in range(K):
+                    lold[k] = math.log(max(varphi[d, t, k], 1e-300))
+                f_old = _rho_objective(lo, hi, t, counts, zeta, varphi[d, t], lold, base,
+                                       mu[y], Nt[t] / N, Ex, g, r, label_weight, rnew, tmp)
+                # the best of the steps 1, 1/2, 1/4, ... (while halving helps)
+                step = 1.0
+                f_best = -np.inf
+                for attempt in range(12):
+                    for k in range(K):
+                        cand[k] = (1.0 - step) * lold[k] + step * row[k]
+                    if step < 1.0:  # (row is normalised already)
+                        _normalise_inplace(cand[:K])
+                    for k in range(K):
+                        prob[k] = math.exp(cand[k])
+                    f_new = _rho_objective(lo, hi, t, counts, zeta, prob, cand, base, mu[y],
+                                           Nt[t] / N, Ex, g, r, label_weight, rnew, tmp)
+                    if f_new <= f_best + 1e-12 * (1.0 + abs(f_best)):
+                        break
+                    f_best = f_new
+                    for k in range(K):
+                        best[k] = prob[k]
+                    step *= 0.5
+                if f_best < f_old - 1e-10 * (1.0 + abs(f_old)):
+                    continue
+                for k in range(K):
+                    prob[k] = best[k]
+                for k in range(K):
+                    varphi[d, t, k] = prob[k]
+                # keep r, g, log G and w current after the change of varphi_t
+                for l in range(C):
+                    s = 0.0
+                    for k in range(K):
+                        s += prob[k] * Ex[k, l]
+                    rnew[l] = s
+                for l in range(C):
+                    logG[l] = 0.0
+                for e in range(lo, hi):
+                    for l in range(C):
+                        g[e - lo, l] += zeta[e, t] * (rnew[l] - r[t, l])
+                        logG[l] += counts[e] * math.log(g[e - lo, l])
+                for l in range(C):
+                    r[t, l] = rnew[l]
+                _label_w(logG, w)
+            if sup and not ready:
+                _label_r(d, varphi, Ex, r)
+                _label_g(lo, hi, counts, zeta, r, g, logG, w)
+                ready = True
+            if sup:
+                for t in range(T):
+                    s = 0.0
+                    for k in range(K):
+                        s += mu[y, k] * varphi[d, t, k]
+                    mr[t] = s / N
+            # zeta_et ∝ exp(E[log pi_t] + sum_k varphi_tk E[log phi_k,w_e]) (+ labels)
             for e in range(lo, hi):
-                w = indices[e]
+                wd = indices[e]
                 for t in range(T):
                     s = elog_pi[t] if sticks_on else 0.0
                     for k in range(K):
-                        s += varphi[d, t, k] * elog_phi[k, w]
+                        s += varphi[d, t, k] * elog_phi[k, wd]
                     row[t] = s
-                _normalise_inplace(row[:T])
+                    base[t] = s
+                if not sup:
+                    _normalise_inplace(row[:T])
+                    for t in range(T):
+                        zeta[e, t] = math.exp(row[t])
+                    continue
                 for t in range(T):
-                    zeta[e, t] = math.exp(row[t])
+                    s = 0.0
+                    for l in range(C):
+                        s += w[l] * r[t, l] / g[e - lo, l]
+                    row[t] += label_weight * (mr[t] - s)
+                _normalise_inplace(row[:T])
+                # safeguarded like varphi: L(zeta_e) must not fall
+                for t in range(T):
+                    lold[t] = math.log(max(zeta[e, t], 1e-300))
+                f_old = _zeta_objective(e - lo, counts[e], zeta[e], lold, base, mr, r, g,
+                                        logG, label_weight, rnew, tmp)
+                # the best of the steps 1, 1/2, 1/4, ... (while halving helps)
+                step = 1.0
+                f_best = -np.inf
+                for attempt in range(12):
+                    for t in range(T):
+                        cand[t] = (1.0 - step) * lold[t] + step * row[t]
+                    if step < 1.0:  # (row is normalised already)
+                        _normalise_inplace(cand[:T])
+                    for t in range(T):
+                        prob[t] = math.exp(cand[t])
+                    f_new = _zeta_objective(e - lo, counts[e], prob, cand, base, mr, r, g,
+                                            logG, label_weight, rnew, tmp)
+                    if f_new <= f_best + 1e-12 * (1.0 + abs(f_best)):
+                        break
+                    f_best = f_new
+                    for t in range(T):
+                        best[t] = prob[t]
+                    step *= 0.5
+                if f_best < f_old - 1e-10 * (1.0 + abs(f_old)):
+                    continue
+                for t in range(T):
+                    prob[t] = best[t]
+                for t in range(T):
+                    zeta[e, t] = prob[t]
+                for l in range(C):
+                    s = 0.0
+                    for t in range(T):
+                        s += prob[t] * r[t, l]
+                    logG[l] += counts[e] * (math.log(s) - math.log(g[e - lo, l]))
+                    g[e - lo, l] = s
+                _label_w(logG, w)
             for t in range(T):
                 s = 0.0
                 for e in range(lo, hi):
@@ -164,9 +436,75 @@ def doc_estep(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
             for k in range(K):
                 topic_counts[k] += varphi[d, t, k]
         for e in range(lo, hi):
-            w = indices[e]
+            wd = indices[e]
             for k in range(K):
                 s = 0.0
                 for t in range(T):
                     s += zeta[e, t] * varphi[d, t, k]
-                sstats[k, w] += counts[e] * s
+                sstats[k, wd] += counts[e] * s
+
+
+@njit(cache=True)
+def label_value_grad(indptr, counts, P, thetabar, labels, mu, grad):
+    """Paper 002's label term (9) summed over documents, and its gradient (24) in mu.
+
+    P (nnz, K) ``sum_t zeta_et varphi_tk`` per word entry, thetabar (D, K), labels (D,)
+    class indices, mu (C, K); writes d/dmu into grad (C, K) and returns the value
+    ``sum_d mu_{y_d} . thetabar_d - log sum_l exp(sum_e n_e log g_el)`` (log space, P4;
+    an empty document contributes ``-log C``).
+    """
+    D = indptr.shape[0] - 1
+    C, K = mu.shape
+    longest = 0
+    for d in range(D):
+        longest = max(longest, indptr[d + 1] - indptr[d])
+    Ex = np.empty((K, C))
+    g = np.empty((longest, C))
+    logG = np.empty(C)
+    w = np.empty(C)
+    for l in range(C):
+        for k in range(K):
+            grad[l, k] = 0.0
+    value = 0.0
+    for d in range(D):
+        lo = indptr[d]
+        hi = indptr[d + 1]
+        N = 0.0
+        for e in range(lo, hi):
+            N += counts[e]
+        if N <= 0.0:
+            value -= math.log(C)
+            continue
+        y = labels[d]
+        for k in range(K):
+            for l in range(C):
+                Ex[k, l] = math.exp(mu[l, k] / N)
+        for l in range(C):
+            logG[l] = 0.0
+        for e in range(lo, hi):
+            for l in range(C):
+                s = 0.0
+                for k in range(K):
+                    s += P[e, k] * Ex[k, l]
+                g[e - lo, l] = s
+                logG[l] += counts[e] * math.log(s)
+        m = -np.inf
+        for l in range(C):
+            m = max(m, logG[l])
+        s = 0.0
+        for l in range(C):
+            s += math.exp(logG[l] - m)
+        logF = m + math.log(s)
+        for l in range(C):
+            w[l] = math.exp(logG[l] - logF)
+        s = 0.0
+        for k in range(K):
+            s += mu[y, k] * thetabar[d, k]
+            grad[y, k] += thetabar[d, k]
+        value += s - logF
+        for e in range(lo, hi):
+            for l in range(C):
+                c = w[l] * counts[e] / (N * g[e - lo, l])
+                for k in range(K):
+                    grad[l, k] -= c * P[e, k] * Ex[k, l]
+    return value

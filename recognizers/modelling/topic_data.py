@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
-__all__ = ["make_lda_corpus", "topic_recovery", "hellinger"]
+__all__ = ["make_lda_corpus", "make_labelled_bars", "topic_recovery", "hellinger"]
 
 
 def make_lda_corpus(n_topics: int = 5, n_words: int = 1000, n_docs: int = 20,
@@ -66,3 +66,41 @@ def topic_recovery(learned_topic_word, true_topic_word):
     per[rows] = H[rows, cols]
     match[rows] = cols
     return float(np.nanmean(per)), per, match
+
+
+def make_labelled_bars(n_docs: int = 600, doc_length: int = 100, n_words: int = 50,
+                       n_topics: int = 6, n_classes: int = 3, doc_concentration: float = 1.0,
+                       label_scale: float = 10.0, random_state=0):
+    """Planted topics with labels (digest 002-6): ``(X, y, thetabar, topic_word, mu)``.
+
+    ``n_topics`` "bar" topics, each uniform over one of ``n_topics`` contiguous,
+    disjoint blocks of the ``n_words`` words (``numpy.array_split``: 9, 9, 8, 8, 8, 8
+    for 50 words).  Documents come from an HDP whose base measure has the bars as
+    equally weighted atoms: ``pi_d ~ DP(alpha_0, G_0)``, i.e. ``Dir(alpha_0 / n_topics)``,
+    then ``doc_length`` words.  ``thetabar`` (n_docs, n_topics) is each document's
+    empirical topic frequency of its words, and the label ``y_d ~ softmax(mu thetabar_d)``
+    (paper 002's eqs. 4-5) with ``mu[l, k] = label_scale`` when ``k % n_classes == l``
+    (class l loads on topics l, l + C, ...).  ``X`` is a dense int64 count matrix.
+    """
+    if n_topics < 1 or n_words < n_topics or n_docs < 1 or n_classes < 2:
+        raise ValueError("need n_words >= n_topics >= 1, n_docs >= 1 and n_classes >= 2")
+    rng = np.random.default_rng(random_state)
+    blocks = np.array_split(np.arange(n_words), n_topics)
+    topic_word = np.zeros((n_topics, n_words))
+    for k, b in enumerate(blocks):
+        topic_word[k, b] = 1.0 / len(b)
+    mu = np.zeros((n_classes, n_topics))
+    mu[np.arange(n_topics) % n_classes, np.arange(n_topics)] = label_scale
+    pi = rng.dirichlet(np.full(n_topics, doc_concentration / n_topics), size=n_docs)
+    X = np.zeros((n_docs, n_words), dtype=np.int64)
+    thetabar = np.zeros((n_docs, n_topics))
+    y = np.zeros(n_docs, dtype=np.int64)
+    for d in range(n_docs):
+        z = rng.choice(n_topics, doc_length, p=pi[d])
+        thetabar[d] = np.bincount(z, minlength=n_topics) / max(doc_length, 1)
+        for k in np.unique(z):
+            np.add.at(X[d], rng.choice(blocks[k], int(np.sum(z == k))), 1)
+        s = mu @ thetabar[d]
+        p = np.exp(s - s.max())
+        y[d] = rng.choice(n_classes, p=p / p.sum())
+    return X, y, thetabar, topic_word, mu

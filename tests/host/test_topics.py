@@ -68,3 +68,20 @@ def test_clear_errors(recordings, tmp_path, capsys):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (argv, err)
+
+
+def test_describe_shdp_lists_each_activity_and_its_topics():
+    from host.topics import describe_shdp
+    from recognizers import SHDPRecognizer
+    from tests.recognizers.conftest import synthetic_sessions
+
+    s = synthetic_sessions(n_subjects=2, seed=3, segment=(40, 100), n_features=8)
+    rec = SHDPRecognizer(subwindow=5, window=4, n_words=12, n_components=8, max_iter=10,
+                         train_hop=1).fit([x["X"] for x in s], [x["y"] for x in s],
+                                          feature_set="loadcells")
+    lines = describe_shdp(rec)
+    assert lines[0].startswith("shdp: %d of 8 topics used, 12 motion words"
+                               % rec.model_.n_topics_used_)
+    for act in rec.classes_:
+        assert any(line.startswith("  %-4s " % act) for line in lines), act
+    assert any("load_FR" in line or "speed" in line or "accel" in line for line in lines)

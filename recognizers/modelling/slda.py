@@ -1,0 +1,390 @@
+"""Multi-class supervised LDA with a fixed number of topics (Wang, Blei & Fei-Fei 2009),
+the baseline of paper 002.
+
+    from recognizers.modelling import SupervisedLDA
+    clf = SupervisedLDA(n_components=10).fit(X, y)        # X: (n_docs, n_words) counts
+    clf.predict(X_test), clf.predict_proba(X_test), clf.coef_, clf.topic_word_
+
+Variational EM: ``q(theta_d) = Dir(gamma_d)``, ``q(z_n) = Mult(phi_n)`` (the ``n_e`` copies of
+a word share one phi), topics ``q(beta_k) = Dir(lambda_k)``, and a label per document
+``p(y | zbar) = softmax_y(eta_y . zbar)``.  The expected log-softmax is bounded as in
+Wang et al. (and paper 002's eq. 9, of which sLDA is the case "document topic =
+corpus topic"): ``eta_y . E[zbar] - log sum_l prod_n sum_k phi_nk exp(eta_lk / N)``, which
+is a true bound here (the z_n are independent).  The phi step is the fixed point
+``phi_nk ∝ exp(E[log theta_k] + E[log beta_k,w] + eta_yk / N - sum_l w_l e^(eta_lk/N) / g_nl)``
+with the safeguarded step and the label term of ``hdp_core`` (log space), the eta step
+is L-BFGS on ``hdp_core.label_value_grad`` with an L2 penalty.  Test documents are
+inferred without the label terms, and ``predict`` is ``argmax_y eta_y . zbar``.
+"""
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+from scipy.special import logsumexp
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from recognizers.modelling import dirichlet, sticks
+from recognizers.modelling.chain import _normalise_inplace
+from recognizers.modelling.hdp_core import _label_w, _zeta_objective, label_value_grad
+from recognizers.modelling.lda_core import _digamma
+from recognizers.modelling.perplexity import check_counts, check_vocabulary, heldout_perplexity
+from recognizers.modelling.shdp import (_check_classes, check_labels, encode_labels,
+                                        fit_label_weights)
+
+__all__ = ["SupervisedLDA", "slda_estep"]
+
+
+@njit(cache=True)
+def slda_estep(indptr, indices, counts, elog_beta, alpha, phi, gamma, fresh, max_iter, tol,
+               mu, labels, label_weight, sstats):
+    """Variational E-step of (multi-class) sLDA on every document, in place.
+
+    elog_beta (K, W) ``E[log beta]``; alpha (K,) the Dirichlet prior; phi (nnz, K) and
+    gamma (D, K) the factors (``fresh``: start from uniform phi); mu (C, K) the label
+    weights, labels (D,) class indices (negative: unlabelled, the plain LDA step).
+    Adds ``n_e phi_ek`` to sstats (K, W).
+    """
+    D = indptr.shape[0] - 1
+    K = elog_beta.shape[0]
+    C = mu.shape[0]
+    longest = 0
+    for d in range(D):
+        longest = max(longest, indptr[d + 1] - indptr[d])
+    elog_theta = np.empty(K)
+    row = np.empty(K)
+    base = np.empty(K)
+    lold = np.empty(K)
+    cand = np.empty(K)
+    prob = np.empty(K)
+    best = np.empty(K)
+    Ex = np.empty((K, C))
+    g = np.empty((longest, C))
+    logG = np.empty(C)
+    w = np.empty(C)
+    tmp = np.empty(C)
+    mr = np.empty(K)
+    old_gamma = np.empty(K)
+    for d in range(D):
+        lo = indptr[d]
+        hi = indptr[d + 1]
+        N = 0.0
+        for e in range(lo, hi):
+            N += counts[e]
+        y = labels[d] if labels.shape[0] > 0 else -1
+        sup = C > 0 and y >= 0 and N > 0.0
+        if fresh:
+            for e in range(lo, hi):
+                for k in range(K):
+                    phi[e, k] = 1.0 / K
+        for k in range(K):
+            s = alpha[k]
+            for e in range(lo, hi):
+                s += counts[e] * phi[e, k]
+            gamma[d, k] = s
+        if sup:
+            for k in range(K):
+                mr[k] = mu[y, k] / N
+                for l in range(C):
+                    Ex[k, l] = math.exp(mu[l, k] / N)
+            for l in range(C):
+                logG[l] = 0.0
+            for e in range(lo, hi):
+                for l in range(C):
+                    s = 0.0
+                    for k in range(K):
+                        s += phi[e, k] * Ex[k, l]
+                    g[e - lo, l] = s
+                    logG[l] += counts[e] * math.log(s)
+            _label_w(logG, w)
+        for it in range(max_iter):
+            total = 0.0
+            for k in range(K):
+                total += gamma[d, k]
+            dt = _digamma(total)
+            for k in range(K):
+                elog_theta[k] = _digamma(gamma[d, k]) - dt
+                old_gamma[k] = gamma[d, k]
+            for e in range(lo, hi):
+                wd = indices[e]
+                for k in range(K):
+                    base[k] = elog_theta[k] + elog_beta[k, wd]
+                    row[k] = base[k]
+                if sup:
+                    for k in range(K):
+                        s = 0.0
+                        for l in range(C):
+                            s += w[l] * Ex[k, l] / g[e - lo, l]
+                        row[k] += label_weight * (mr[k] - s)
+                _normalise_inplace(row)
+                if not sup:
+                    for k in range(K):
+                        phi[e, k] = math.exp(row[k])
+                    continue
+                for k in range(K):
+                    lold[k] = math.log(max(phi[e, k], 1e-300))
+                f_old = _zeta_objective(e - lo, counts[e], phi[e], lold, base, mr, Ex, g,
+                                        logG, label_weight, tmp, tmp)
+                step = 1.0
+                f_best = -np.inf
+                for attempt in range(12):
+                    for k in range(K):
+                        cand[k] = (1.0 - step) * lold[k] + step * row[k]
+                    if step < 1.0:
+                        _normalise_inplace(cand)
+                    for k in range(K):
+                        prob[k] = math.exp(cand[k])
+                    f_new = _zeta_objective(e - lo, counts[e], prob, cand, base, mr, Ex, g,
+                                            logG, label_weight, tmp, tmp)
+                    if f_new <= f_best + 1e-12 * (1.0 + abs(f_best)):
+                        break
+                    f_best = f_new
+                    for k in range(K):
+                        best[k] = prob[k]
+                    step *= 0.5
+                if f_best < f_old - 1e-10 * (1.0 + abs(f_old)):
+                    continue
+                for k in range(K):
+                    phi[e, k] = best[k]
+                for l in range(C):
+                    s = 0.0
+                    for k in range(K):
+                        s += best[k] * Ex[k, l]
+                    logG[l] += counts[e] * (math.log(s) - math.log(g[e - lo, l]))
+                    g[e - lo, l] = s
+                _label_w(logG, w)
+            change = 0.0
+            for k in range(K):
+                s = alpha[k]
+                for e in range(lo, hi):
+                    s += counts[e] * phi[e, k]
+                gamma[d, k] = s
+                change += abs(s - old_gamma[k])
+            if change / K < tol:
+                break
+        for e in range(lo, hi):
+            wd = indices[e]
+            for k in range(K):
+                sstats[k, wd] += counts[e] * phi[e, k]
+
+
+class SupervisedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
+    """Multi-class supervised LDA (Wang, Blei & Fei-Fei 2009) with K fixed topics.
+
+    Parameters
+    ----------
+    n_components : K, the number of topics.
+    doc_topic_prior : alpha, symmetric Dirichlet of the proportions (paper 002's
+        baseline: 0.1).  topic_word_prior : eta of the topics' Dirichlet.
+    max_iter : EM iterations of ``fit``; tol : stop when the topics' mean relative change
+        ``mean |d lambda| / mean lambda`` is below it.
+    max_doc_iter, doc_tol : each document's E-step limit and mean |d gamma| tolerance.
+    label_weight : scale of the label term (0: plain LDA with a classifier that is never
+        trained, coef_ = 0).  label_penalty : L2 penalty on the weights.
+    max_label_iter : L-BFGS iterations of each M-step of the weights.
+    learning_offset, learning_decay, total_samples : ``partial_fit``'s rate
+        ``(tau0 + t)^-kappa`` and the corpus size a mini-batch stands for.
+    random_state : seed of the random topics at the start.
+
+    Attributes
+    ----------
+    classes_ (C,), coef_ (C, K) the softmax weights, components_ (K, W) lambda,
+    topic_word_ (K, W), n_topics_used_ (topics with >= 1 % of the words), n_iter_,
+    n_batches_, n_documents_seen_, seed_.  ``_learned_attributes`` names the learned
+    state (arrays and numbers) to save and restore onto a fresh instance.
+    """
+
+    _parameter_constraints = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "doc_topic_prior": [Interval(Real, 0, None, closed="neither")],
+        "topic_word_prior": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_doc_iter": [Interval(Integral, 1, None, closed="left")],
+        "doc_tol": [Interval(Real, 0, None, closed="left")],
+        "label_weight": [Interval(Real, 0, None, closed="left")],
+        "label_penalty": [Interval(Real, 0, None, closed="neither")],
+        "max_label_iter": [Interval(Integral, 1, None, closed="left")],
+        "learning_offset": [Interval(Real, 0, None, closed="left")],
+        "learning_decay": [Interval(Real, 0.5, 1.0, closed="right")],
+        "total_samples": [Interval(Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+    }
+
+    _learned_attributes = ("components_", "coef_", "classes_", "n_features_in_", "seed_",
+                           "n_topics_used_", "n_iter_", "n_batches_", "n_documents_seen_")
+
+    def __init__(self, n_components=10, *, doc_topic_prior=0.1, topic_word_prior=0.01,
+                 max_iter=100, tol=1e-4, max_doc_iter=100, doc_tol=1e-4, label_weight=1.0,
+                 label_penalty=1.0, max_label_iter=50, learning_offset=1.0,
+                 learning_decay=0.6, total_samples=1e4, random_state=None):
+        self.n_components = n_components
+        self.doc_topic_prior = doc_topic_prior
+        self.topic_word_prior = topic_word_prior
+        self.max_iter = max_iter
+        self.tol = tol
+        self.max_doc_iter = max_doc_iter
+        self.doc_tol = doc_tol
+        self.label_weight = label_weight
+        self.label_penalty = label_penalty
+        self.max_label_iter = max_label_iter
+        self.learning_offset = learning_offset
+        self.learning_decay = learning_decay
+        self.total_samples = total_samples
+        self.random_state = random_state
+
+    def _init_state(self, M, classes) -> None:
+        K, W = self.n_components, M.shape[1]
+        rs = self.random_state
+        self.seed_ = int(np.random.RandomState(rs).randint(2**31 - 1)) if not isinstance(
+            rs, (int, np.integer)) else int(rs)
+        rng = np.random.default_rng(self.seed_)
+        scale = max(float(M.data.sum()), 1.0) / (K * W)
+        self.components_ = self.topic_word_prior + rng.gamma(1.0, 1.0, (K, W)) * scale
+        self.classes_ = classes
+        self.coef_ = np.zeros((classes.size, K))
+        self.n_features_in_ = W
+        self.n_iter_ = 0
+        self.n_batches_ = 0
+        self.n_documents_seen_ = 0
+
+    def _estep(self, M, phi, gamma, fresh, labels):
+        K, W = self.components_.shape
+        sstats = np.zeros((K, W))
+        alpha = np.full(K, float(self.doc_topic_prior))
+        if labels is None:
+            mu, labels, lw = np.zeros((0, K)), np.full(M.shape[0], -1, np.int64), 0.0
+        else:
+            mu, lw = np.ascontiguousarray(self.coef_), float(self.label_weight)
+        slda_estep(M.indptr, M.indices, M.data.astype(np.float64),
+                   dirichlet.expected_log(self.components_), alpha, phi, gamma, fresh,
+                   int(self.max_doc_iter), float(self.doc_tol), mu, labels, lw, sstats)
+        return sstats
+
+    def _zbar(self, M, phi):
+        n = M.data.astype(np.float64)
+        rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
+        N = np.bincount(rows, n, minlength=M.shape[0])
+        per_doc = sp.csr_matrix((n, np.arange(M.nnz), M.indptr), shape=(M.shape[0], M.nnz))
+        zbar = np.asarray(per_doc @ phi)
+        empty = N <= 0
+        zbar[empty] = 1.0 / self.n_components
+        N[empty] = 1.0
+        return zbar / N[:, None]
+
+    def _m_step(self, M, phi, sstats, labels, scale=1.0, rho=1.0):
+        target = self.topic_word_prior + scale * sstats
+        self.components_ = (1 - rho) * self.components_ + rho * target
+        if self.label_weight == 0:
+            return
+        zbar = self._zbar(M, phi)
+        data = M.data.astype(np.float64)
+
+        def value_grad(mu):
+            grad = np.zeros_like(mu)
+            v = label_value_grad(M.indptr, data, phi, zbar, labels,
+                                 np.ascontiguousarray(mu), grad)
+            return v, grad
+
+        mu = fit_label_weights(self.coef_, value_grad, float(self.label_penalty),
+                               float(self.label_weight) * scale, self.max_label_iter)
+        self.coef_ = (1 - rho) * self.coef_ + rho * mu
+
+    def _finish(self, M):
+        self.n_documents_seen_ += M.shape[0]
+        used = self.components_.sum(1) - self.topic_word_prior * self.components_.shape[1]
+        self.n_topics_used_ = sticks.n_used(np.maximum(used, 0.0), 0.01)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Batch variational EM from scratch on documents X (counts) with labels y."""
+        M = check_counts(X)
+        y = check_labels(y, M.shape[0])
+        classes = _check_classes(y)
+        labels = encode_labels(y, classes)
+        self._init_state(M, classes)
+        phi = np.zeros((M.nnz, self.n_components))
+        gamma = np.zeros((M.shape[0], self.n_components))
+        for it in range(self.max_iter):
+            old = self.components_
+            sstats = self._estep(M, phi, gamma, it == 0, labels)
+            self._m_step(M, phi, sstats, labels)
+            self.n_iter_ = it + 1
+            change = np.mean(np.abs(self.components_ - old)) / np.mean(old)
+            if change < self.tol:
+                break
+        return self._finish(M)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None):
+        """One online step on the labelled mini-batch (X, y); ``classes`` on the first
+        call (every label the stream holds)."""
+        M = check_counts(X)
+        y = check_labels(y, M.shape[0])
+        first = not hasattr(self, "components_")
+        if first:
+            if classes is None:
+                raise ValueError("classes must be given on the first call to partial_fit")
+            all_classes = _check_classes(classes)
+        else:
+            check_vocabulary(M, self.n_features_in_)
+            all_classes = self.classes_
+            if classes is not None and not np.array_equal(_check_classes(classes),
+                                                          self.classes_):
+                raise ValueError("classes differ from the classes of the earlier calls: %s"
+                                 % self.classes_.tolist())
+        labels = encode_labels(y, all_classes)
+        if first:
+            self._init_state(M, all_classes)
+        phi = np.zeros((M.nnz, self.n_components))
+        gamma = np.zeros((M.shape[0], self.n_components))
+        sstats = self._estep(M, phi, gamma, True, labels)
+        rho = 1.0 if first else (self.learning_offset + self.n_batches_ + 1.0) ** (
+            -self.learning_decay)
+        self._m_step(M, phi, sstats, labels, scale=self.total_samples / M.shape[0], rho=rho)
+        self.n_batches_ += 1
+        self.n_iter_ = self.n_batches_
+        return self._finish(M)
+
+    # ---- using the model ----------------------------------------------------------------
+    @property
+    def topic_word_(self) -> np.ndarray:
+        check_is_fitted(self, "components_")
+        return self.components_ / self.components_.sum(1, keepdims=True)
+
+    def transform(self, X) -> np.ndarray:
+        """(n_docs, K) ``zbar``: the expected topic frequencies of each document's words,
+        inferred without labels (an empty document gets the uniform mix)."""
+        check_is_fitted(self, "components_")
+        M = check_vocabulary(check_counts(X), self.n_features_in_)
+        phi = np.zeros((M.nnz, self.n_components))
+        gamma = np.zeros((M.shape[0], self.n_components))
+        self._estep(M, phi, gamma, True, None)
+        return self._zbar(M, phi)
+
+    def decision_function(self, X) -> np.ndarray:
+        """(n_docs, C) scores ``eta_y . zbar``."""
+        check_is_fitted(self, "coef_")
+        return self.transform(X) @ self.coef_.T
+
+    def predict_proba(self, X) -> np.ndarray:
+        """(n_docs, C) ``softmax_y(eta_y . zbar)``."""
+        s = self.decision_function(X)
+        return np.exp(s - logsumexp(s, axis=1, keepdims=True))
+
+    def predict(self, X) -> np.ndarray:
+        """``argmax_y eta_y . zbar`` as labels from ``classes_``."""
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+    def perplexity(self, X) -> float:
+        """Held-out perplexity by document completion (``heldout_perplexity``)."""
+        check_is_fitted(self, "components_")
+        check_vocabulary(check_counts(X), self.n_features_in_)
+        return heldout_perplexity(self.topic_word_, float(self.doc_topic_prior), X,
+                                  random_state=0)

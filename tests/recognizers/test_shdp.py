@@ -1,0 +1,275 @@
+"""Supervised HDP (paper 002): reduction to HDP at mu = 0, the label term against its
+literal formula and finite differences, the kernel's fixed point, sklearn conventions,
+npz round trip of the learned state, bad input, planted topics."""
+import io
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from recognizers.modelling import SupervisedHDP
+from recognizers.modelling.hdp import HDP
+from recognizers.modelling.hdp_core import doc_estep, doc_estep_labelled
+from recognizers.modelling.perplexity import check_counts
+from recognizers.modelling.shdp import label_grad_varphi, label_statistics, label_term
+from recognizers.modelling.topic_data import make_labelled_bars
+
+
+def tiny(seed=0, D=3, W=5, K=3, T=2, C=2, N=4):
+    """A tiny corpus with random normalised factors and weights (digest 002-6 item 3)."""
+    rng = np.random.default_rng(seed)
+    X = np.zeros((D, W), dtype=np.int64)
+    for d in range(D):
+        np.add.at(X[d], rng.integers(0, W, N), 1)
+    M = check_counts(X)
+    varphi = rng.dirichlet(np.ones(K), size=(D, T))
+    zeta = rng.dirichlet(np.ones(T), size=M.nnz)
+    mu = rng.normal(0, 2, (C, K))
+    labels = rng.integers(0, C, D)
+    return M, varphi, zeta, mu, labels
+
+
+def literal_eq9(M, varphi, zeta, mu, labels):
+    """Eq. (9) as printed: products over the tokens, no logs until the end."""
+    total = 0.0
+    for d in range(M.shape[0]):
+        lo, hi = M.indptr[d], M.indptr[d + 1]
+        tokens = np.repeat(np.arange(lo, hi), M.data[lo:hi])
+        N = tokens.size
+        P = np.array([zeta[e] @ varphi[d] for e in tokens])  # (N, K)
+        thetabar = P.mean(0)
+        F = sum(np.prod([P[n] @ np.exp(mu[l] / N) for n in range(N)])
+                for l in range(mu.shape[0]))
+        total += mu[labels[d]] @ thetabar - np.log(F)
+    return total
+
+
+def test_label_term_is_eq9_and_mu_gradient_matches_finite_differences():
+    M, varphi, zeta, mu, labels = tiny()
+    rows, P, N, thetabar = label_statistics(M, varphi, zeta)
+    value, grad = label_term(mu, M, rows, P, N, thetabar, labels, with_grad=True)
+    np.testing.assert_allclose(value, literal_eq9(M, varphi, zeta, mu, labels), rtol=1e-12)
+    fd = np.zeros_like(mu)
+    h = 1e-6
+    for idx in np.ndindex(*mu.shape):
+        up, dn = mu.copy(), mu.copy()
+        up[idx] += h
+        dn[idx] -= h
+        fd[idx] = (label_term(up, M, rows, P, N, thetabar, labels)
+                   - label_term(dn, M, rows, P, N, thetabar, labels)) / (2 * h)
+    np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_label_gradient_in_varphi_matches_finite_differences():
+    M, varphi, zeta, mu, labels = tiny(seed=1)
+    grad = label_grad_varphi(mu, M, varphi, zeta, labels)
+
+    def value(v):
+        rows, P, N, thetabar = label_statistics(M, v, zeta)
+        return label_term(mu, M, rows, P, N, thetabar, labels)
+
+    h = 1e-6
+    for idx in np.ndindex(*varphi.shape):
+        up, dn = varphi.copy(), varphi.copy()
+        up[idx] += h
+        dn[idx] -= h
+        np.testing.assert_allclose(grad[idx], (value(up) - value(dn)) / (2 * h),
+                                   rtol=1e-6, atol=1e-8)
+
+
+def test_eq9_is_a_bound_for_one_word_but_only_an_approximation_beyond():  # P1
+    """Brute force E_q[log softmax_y(mu thetabar)] over every (c, z): for a one-word
+    document eq. (9) is Jensen's bound; for more words it can exceed the truth."""
+    rng = np.random.default_rng(5)
+    K, T, C = 3, 2, 2
+
+    def exact(d, M, varphi, zeta, mu, y):
+        lo, hi = M.indptr[d], M.indptr[d + 1]
+        tokens = np.repeat(np.arange(lo, hi), M.data[lo:hi])
+        total = 0.0
+        for c in itertools.product(range(K), repeat=T):
+            pc = np.prod([varphi[d, t, c[t]] for t in range(T)])
+            for z in itertools.product(range(T), repeat=tokens.size):
+                pz = np.prod([zeta[e, z[n]] for n, e in enumerate(tokens)])
+                tb = np.bincount([c[zn] for zn in z], minlength=K) / tokens.size
+                s = mu @ tb
+                total += pc * pz * (s[y] - np.log(np.exp(s).sum()))
+        return total
+
+    above = 0
+    for trial in range(20):
+        X = np.zeros((2, 4), dtype=np.int64)
+        X[0, rng.integers(4)] = 1
+        np.add.at(X[1], rng.integers(0, 4, 3), 1)
+        M = check_counts(X)
+        varphi = rng.dirichlet(np.ones(K), size=(2, T))
+        zeta = rng.dirichlet(np.ones(T), size=M.nnz)
+        mu = rng.normal(0, 3, (C, K))
+        y = np.array([0, 1])
+        rows, P, N, thetabar = label_statistics(M, varphi, zeta)
+        for d in range(2):
+            Md = check_counts(X[d:d + 1])
+            sl = slice(M.indptr[d], M.indptr[d + 1])
+            r, Pd, Nd, tb = label_statistics(Md, varphi[d:d + 1], zeta[sl])
+            approx = label_term(mu, Md, r, Pd, Nd, tb, y[d:d + 1])
+            truth = exact(d, M, varphi, zeta, mu, y[d])
+            if d == 0:
+                assert approx <= truth + 1e-12
+            else:
+                above += approx > truth + 1e-9
+    assert above > 0  # P1: not a bound when words share c_j
+
+
+def _run_kernel(kernel, M, varphi, zeta, K, W, fresh, *extra):
+    rng = np.random.default_rng(9)
+    elog_phi = np.log(rng.dirichlet(np.ones(W), size=K))
+    elog_beta = np.log(rng.dirichlet(np.ones(K)))
+    sstats, counts, bounds = np.zeros((K, W)), np.zeros(K), np.zeros(M.shape[0])
+    kernel(M.indptr, M.indices, M.data.astype(float), elog_phi, elog_beta, 1.0, varphi,
+           zeta, fresh, 2, 30, 1e-9, sstats, counts, bounds, *extra)
+    return varphi, zeta, sstats, counts, bounds, elog_phi, elog_beta
+
+
+@pytest.mark.parametrize("fresh", [True, False])
+def test_kernel_with_mu_zero_makes_exactly_hdps_updates(fresh):
+    X, y, _, _, _ = make_labelled_bars(40, 30, random_state=2)
+    M = check_counts(X)
+    K, T = 6, 3
+    rng = np.random.default_rng(3)
+    varphi0 = np.zeros((M.shape[0], T, K)) if fresh else rng.dirichlet(np.ones(K), (M.shape[0], T))
+    zeta0 = rng.dirichlet(np.ones(T), size=M.nnz)
+    plain = _run_kernel(doc_estep, M, varphi0.copy(), zeta0.copy(), K, M.shape[1], fresh)
+    labelled = _run_kernel(doc_estep_labelled, M, varphi0.copy(), zeta0.copy(), K,
+                           M.shape[1], fresh, np.zeros((3, K)), y.astype(np.int64), 1.0)
+    for a, b in zip(plain[:5], labelled[:5]):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-10)
+    # and the label terms do move the factors when mu != 0
+    moved = _run_kernel(doc_estep_labelled, M, varphi0.copy(), zeta0.copy(), K,
+                        M.shape[1], fresh, np.full((3, K), 5.0) * np.eye(3, K),
+                        y.astype(np.int64), 1.0)
+    assert np.abs(moved[0] - plain[0]).max() > 1e-3
+
+
+def test_kernel_fixed_point_is_stationary_for_eq18():
+    """At the labelled kernel's converged factors, log varphi_tk minus the gradient
+    (18) (HDP terms + label term) is constant over k: the varphi fixed point."""
+    M, _, _, mu, labels = tiny(seed=4, D=2, W=6, K=3, T=2, C=2, N=6)
+    K, T = 3, 2
+    rng = np.random.default_rng(0)
+    varphi = rng.dirichlet(np.ones(K), size=(M.shape[0], T))
+    zeta = rng.dirichlet(np.ones(T), size=M.nnz)
+    elog_phi = np.log(rng.dirichlet(np.ones(M.shape[1]), size=K))
+    elog_beta = np.log(rng.dirichlet(np.ones(K)))
+    sstats, counts, bounds = np.zeros((K, M.shape[1])), np.zeros(K), np.zeros(M.shape[0])
+    doc_estep_labelled(M.indptr, M.indices, M.data.astype(float), elog_phi, elog_beta, 1.0,
+                       varphi, zeta, False, 0, 2000, 0.0, sstats, counts, bounds, mu,
+                       labels.astype(np.int64), 1.0)
+    rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
+    hdp = np.zeros_like(varphi)
+    for e in range(M.nnz):
+        hdp[rows[e]] += M.data[e] * zeta[e][:, None] * elog_phi[:, M.indices[e]][None, :]
+    hdp += elog_beta
+    resid = np.log(varphi) - hdp - label_grad_varphi(mu, M, varphi, zeta, labels)
+    # (the kernel's step search stops at relative bound changes of 1e-12, which leaves
+    # log varphi ~1e-6 from the fixed point; an undamped cycle is 1e-1 off)
+    np.testing.assert_allclose(resid - resid.mean(2, keepdims=True), 0.0, atol=1e-5)
+
+
+def test_label_weight_zero_fit_and_partial_fit_are_hdp():
+    X, y, _, _, _ = make_labelled_bars(60, 30, random_state=1)
+    kw = dict(doc_truncation=4, max_iter=8, tol=0, random_state=0)
+    h = HDP(8, **kw).fit(X)
+    s = SupervisedHDP(8, label_weight=0, **kw).fit(X, y)
+    for name in HDP._learned_attributes:
+        np.testing.assert_allclose(getattr(s, name), getattr(h, name), rtol=0, atol=1e-10)
+    assert np.all(s.coef_ == 0)
+    h = HDP(8, doc_truncation=4, total_samples=60, random_state=0)
+    s = SupervisedHDP(8, doc_truncation=4, total_samples=60, label_weight=0, random_state=0)
+    for i in range(0, 60, 20):
+        h.partial_fit(X[i:i + 20])
+        s.partial_fit(X[i:i + 20], y[i:i + 20], classes=[0, 1, 2])
+    np.testing.assert_allclose(s.components_, h.components_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(s.transform(X[:5]), h.transform(X[:5]), rtol=0, atol=1e-10)
+
+
+def test_planted_topics_beat_chance():
+    X, y, thetabar, _, mu = make_labelled_bars(400, 60, random_state=0)
+    m = SupervisedHDP(12, doc_truncation=5, max_iter=30, topic_word_prior=0.5,
+                      random_state=0).fit(X[:300], y[:300])
+    acc = m.score(X[300:], y[300:])
+    oracle = np.mean(np.argmax(thetabar[300:] @ mu.T, 1) == y[300:])
+    assert acc > 0.7 and acc > oracle - 0.15  # chance is 1/3
+    proba = m.predict_proba(X[300:])
+    np.testing.assert_allclose(proba.sum(1), 1.0)
+    assert np.all(m.classes_[proba.argmax(1)] == m.predict(X[300:]))
+    assert 3 <= m.n_topics_used_ <= 12
+
+
+def test_learned_state_round_trips_through_npz():
+    X, y, _, _, _ = make_labelled_bars(80, 30, random_state=3)
+    labels = np.array(["sit", "stand", "walk"])[y]
+    m = SupervisedHDP(8, doc_truncation=4, max_iter=5, random_state=0).fit(X, labels)
+    buf = io.BytesIO()
+    np.savez(buf, **{name: getattr(m, name) for name in m._learned_attributes})
+    buf.seek(0)
+    saved = np.load(buf, allow_pickle=False)
+    fresh = SupervisedHDP(**m.get_params())
+    for name in fresh._learned_attributes:
+        value = saved[name]
+        setattr(fresh, name, value.item() if value.ndim == 0 and value.dtype.kind in "if"
+                else value)
+    np.testing.assert_array_equal(fresh.predict_proba(X), m.predict_proba(X))
+    np.testing.assert_array_equal(fresh.predict(X), m.predict(X))
+    # and online learning continues from the restored state
+    fresh.partial_fit(X[:20], labels[:20])
+    assert fresh.n_batches_ == 1
+
+
+def test_sklearn_conventions():
+    X, y, _, _, _ = make_labelled_bars(60, 30, random_state=4)
+    m = SupervisedHDP(6, doc_truncation=3, max_iter=4, random_state=0)
+    c = clone(m)
+    assert c.get_params() == m.get_params() and not hasattr(c, "coef_")
+    pipe = Pipeline([("counts", FunctionTransformer(sp.csr_matrix, accept_sparse=True)),
+                     ("shdp", c)]).fit(X, y)
+    assert pipe.score(X, y) > 0.5
+    assert pipe.predict_proba(X).shape == (60, 3)
+    on = SupervisedHDP(6, doc_truncation=3, total_samples=60, random_state=0)
+    on.partial_fit(X[:30], y[:30], classes=np.array([0, 1, 2]))
+    on.partial_fit(X[30:], y[30:])
+    assert on.n_batches_ == 2 and list(on.classes_) == [0, 1, 2]
+    assert on.coef_.shape == (3, 6) and np.all(np.isfinite(on.coef_))
+    # a class that no document of a mini-batch has is fine when declared up front
+    on.partial_fit(X[y != 2][:10], y[y != 2][:10])
+    assert on.n_batches_ == 3
+
+
+def test_bad_input_raises_clear_errors():
+    X, y, _, _, _ = make_labelled_bars(30, 20, random_state=5)
+    new = lambda: SupervisedHDP(4, doc_truncation=2, max_iter=2, random_state=0)  # noqa: E731
+    for bad, msg in [(X - 1, "negative"), (X + 0.5, "fractional"),
+                     (np.where(X > 0, np.nan, 0.0), "NaN"), (X[0], "2-D"),
+                     (np.zeros((0, 5)), "no documents")]:
+        with pytest.raises(ValueError, match=msg):
+            new().fit(bad, y[:len(bad)] if np.ndim(bad) == 2 else y)
+    with pytest.raises(ValueError, match="30 documents but y has 29"):
+        new().fit(X, y[:29])
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        new().fit(X, np.zeros(30, dtype=int))
+    with pytest.raises(ValueError):
+        new().fit(X, np.where(y == 0, np.nan, y.astype(float)))
+    with pytest.raises(ValueError, match="classes must be given"):
+        new().partial_fit(X, y)
+    m = new().partial_fit(X, y, classes=[0, 1, 2])
+    with pytest.raises(ValueError, match="not in classes"):
+        m.partial_fit(X, np.where(y == 0, 7, y))
+    with pytest.raises(ValueError, match="classes differ"):
+        m.partial_fit(X, y, classes=[0, 1, 2, 3])
+    with pytest.raises(ValueError, match="same vocabulary"):
+        m.predict(X[:, :10])
+    with pytest.raises(ValueError):
+        SupervisedHDP(label_penalty=0).fit(X, y)
