@@ -130,6 +130,25 @@ class Difficulty:
     # thesis' annotators still call it NTW, and its supervised HMM recognizes NTW only
     # 62-73 % of the time (Tables 6.12, 6.13). 0 turns it off.
     ntw_hand_rest_probability: float = 0.8
+    # Annotation slop: the simulated labels (never the physics) are what a human
+    # annotator marks watching video. Each session's annotator marks a boundary
+    # label_reaction_s late on average (their own reaction time is this times a
+    # lognormal factor, sigma LABEL_REACTION_SIGMA) and misplaces it by a further
+    # normal offset of sd label_disagreement_s times the boundary's factor
+    # (sensors.LABEL_SLOP_FACTOR: turns, transfers, reaches, hands touching or leaving
+    # the walker are where annotators disagree most). 0 and 0 turn it off.
+    label_reaction_s: float = 0.0
+    label_disagreement_s: float = 0.0
+    # Load-cell creep (HX711 + cell): under a sustained load the reading creeps by
+    # this fraction of the load, first order with time constant LOAD_CREEP_TAU_S,
+    # and recovers the same way when unloaded. 0 turns it off.
+    load_creep_fraction: float = 0.0
+    # Between-subject spread (lognormal sigma) of how irregular a subject's gait is
+    # (SubjectProfile.gait_irregularity: step-to-step cadence and load swing) and of
+    # how much their weight on the walker wanders within an activity
+    # (SubjectProfile.load_wander). 0: every subject has the historical values.
+    gait_variability: float = 0.0
+    weight_variability: float = 0.0
 
 
 DIFFICULTY = Difficulty()

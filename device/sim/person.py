@@ -91,6 +91,15 @@ class SubjectProfile:
     # other random streams so turning the rest off changes nothing else.
     ntw_rest_load_fraction: float = 0.02
     ntw_rest_seed: int = 0
+    # Step-to-step irregularity of the gait (relative rms of the cadence's slow
+    # wander; the handle-load swing of each step wanders by 5 times its excess over
+    # the population's 0.03) and how much
+    # the weight put on the walker wanders within an activity (relative to the
+    # documented 12 % walking / 15 % standing rms). Drawn per subject with
+    # Difficulty.gait_variability / weight_variability as lognormal sigmas; at 0 every
+    # subject has these defaults, the historical values.
+    gait_irregularity: float = 0.03
+    load_wander: float = 1.0
 
     @property
     def weight_n(self) -> float:
@@ -98,10 +107,13 @@ class SubjectProfile:
 
     @classmethod
     def draw(cls, rng: np.random.Generator, population: str = "older",
-             variability: float | None = None) -> "SubjectProfile":
+             variability: float | None = None,
+             difficulty: Difficulty | None = None) -> "SubjectProfile":
         """A random subject. population "older" (experiment 2: walker users aged
         80-97) or "young" (experiment 1: healthy subjects using a walker).
-        variability scales every spread (default DIFFICULTY.subject_variability)."""
+        variability scales every spread (default DIFFICULTY.subject_variability);
+        difficulty (default DIFFICULTY) gives gait_variability and
+        weight_variability."""
         if population not in ("older", "young"):
             raise ValueError("population must be 'older' or 'young', got %r" % (population,))
         k = DIFFICULTY.subject_variability if variability is None else variability
@@ -111,6 +123,10 @@ class SubjectProfile:
             np.clip(median * math.exp(k * sigma * rng.standard_normal()), lo, hi))
         child = rng.spawn(1)[0]
         z, seed = float(child.standard_normal()), int(child.integers(2 ** 31))
+        # Later additions draw after these from the same child: earlier fields keep
+        # their values.
+        z_gait, z_weight = (float(v) for v in child.standard_normal(2))
+        d = DIFFICULTY if difficulty is None else difficulty
         return cls(
             mass_kg=n(70.0 if old else 72.0, 13.0, 42.0, 120.0),
             speed_mps=n(0.55 if old else 0.95, 0.17 if old else 0.12, 0.2, 1.3),
@@ -144,6 +160,9 @@ class SubjectProfile:
             # after this one, e.g. a course sharing rng) is unchanged.
             ntw_rest_load_fraction=float(np.clip(0.02 * math.exp(k * 0.6 * z), 0.004, 0.08)),
             ntw_rest_seed=seed,
+            gait_irregularity=float(np.clip(
+                0.03 * math.exp(d.gait_variability * z_gait), 0.005, 0.3)),
+            load_wander=float(np.clip(math.exp(d.weight_variability * z_weight), 0.2, 5.0)),
         )
 
 
@@ -445,8 +464,9 @@ class PersonSimulator:
             "cad": np.ones(n), "pitch": zeros, "slope": zeros, "cf": np.ones(n),
             "cr": np.ones(n), "cg": np.ones(n),
         }
-        walk_load = BW * p.handle_load_fraction * (1 + 0.12 * var * ou["load"])
-        stand_load = BW * p.stand_load_fraction * (1 + 0.15 * var * ou["load"])
+        load_var = var * p.load_wander
+        walk_load = BW * p.handle_load_fraction * (1 + 0.12 * load_var * ou["load"])
+        stand_load = BW * p.stand_load_fraction * (1 + 0.15 * load_var * ou["load"])
         walk_lat = p.lateral_bias + 0.06 * var * ou["lat"]
         walk_gx = p.lean + 0.01 * var * ou["gx"]
         speed = p.speed_mps * (1 + 0.07 * var * ou["speed"])
@@ -674,11 +694,15 @@ class PersonSimulator:
         cf, cr, cg = tg["cf"], tg["cr"], tg["cg"]
 
         # Gait: step phase, load oscillation, left/right alternation, speed surges.
-        rate = p.cadence_hz * cad * (1 + 0.03 * ou["cadence"])
+        irregular = p.gait_irregularity * ou["cadence"]
+        rate = p.cadence_hz * cad * (1 + irregular)
         phase = self._step_phase + np.cumsum(rate) * dt
         self._step_phase = float(phase[-1] % 2.0)
         ang = 2 * np.pi * phase
-        P = P_s * (1 + gait * p.gait_load_amp * np.cos(ang))
+        # An irregular gait also swings the load irregularly: the excess over the
+        # population's 3 % cadence wander, times 5, is the swing's relative wander.
+        swing = p.gait_load_amp * (1 + 5.0 * (p.gait_irregularity - 0.03) * ou["cadence"])
+        P = P_s * (1 + gait * swing * np.cos(ang))
         lat = np.clip(lat_s + gait * p.gait_lateral_amp * np.sin(0.5 * ang), -1.0, 1.0)
         v = v_s * (1 + gait * p.speed_surge * np.sin(ang))
 
