@@ -130,6 +130,12 @@ class Difficulty:
     # thesis' annotators still call it NTW, and its supervised HMM recognizes NTW only
     # 62-73 % of the time (Tables 6.12, 6.13). 0 turns it off.
     ntw_hand_rest_probability: float = 0.8
+    # Median over subjects of that resting load, as a share of body weight (each
+    # subject's own is lognormal about it, SubjectProfile.ntw_rest_load_fraction).
+    ntw_rest_load_median: float = 0.02
+    # A resting subject keeps their hands on the grips for this share of the NTW
+    # segment at least (uniform up to all of it).
+    ntw_rest_share_min: float = 0.5
     # Annotation slop: the simulated labels (never the physics) are what a human
     # annotator marks watching video. Each session's annotator marks a boundary
     # label_reaction_s late on average (their own reaction time is this times a

@@ -133,14 +133,14 @@ class SubjectProfile:
             cadence_hz=n(1.55 if old else 1.80, 0.2, 1.0, 2.4),
             handle_load_fraction=logn(0.14 if old else 0.08, 0.5, 0.02, 0.45),
             # Standing many only rest their hands on the grips: a light-touch tail.
-            stand_load_fraction=logn(0.07 if old else 0.05, 0.7, 0.005, 0.4),
+            stand_load_fraction=logn(0.07 if old else 0.05, 0.4, 0.005, 0.4),
             lean=n(0.0, 0.028, -0.07, 0.07),
             lateral_bias=n(0.0, 0.14, -0.5, 0.5),
             handle_height_m=n(0.86, 0.05, 0.74, 1.0),
             gait_load_amp=n(0.25, 0.11, 0.03, 0.6),
             gait_lateral_amp=n(0.20, 0.11, 0.02, 0.5),
-            speed_surge=n(0.12, 0.055, 0.01, 0.3),
-            backward_speed_mps=n(0.15 if old else 0.35, 0.08, 0.04, 0.6),
+            speed_surge=n(0.06, 0.03, 0.01, 0.2),
+            backward_speed_mps=n(0.03 if old else 0.35, 0.08 if not old else 0.015, 0.01, 0.6),
             backward_load_factor=n(0.35, 0.17, 0.05, 1.0),
             turn_speed_factor=n(0.65, 0.17, 0.25, 1.0),
             turn_load_shift=n(0.18, 0.11, -0.05, 0.5),
@@ -148,7 +148,7 @@ class SubjectProfile:
             seat_dx_m=n(0.0, 0.04, -0.09, 0.09),
             seat_dy_m=n(0.0, 0.03, -0.07, 0.07),
             transfer_peak_fraction=n(0.35 if old else 0.25, 0.14, 0.05, 0.7),
-            transfer_uses_walker=bool(rng.random() < 0.65),
+            transfer_uses_walker=bool(rng.random() < 0.9),
             reach_hand=1 if rng.random() < 0.8 else -1,
             reach_load_factor=n(0.8, 0.28, 0.2, 1.6),
             ramp_up_load_factor=n(1.3, 0.21, 0.8, 2.0),
@@ -158,7 +158,8 @@ class SubjectProfile:
             population=population,
             # From a spawned child stream: rng's own stream (and so every draw made
             # after this one, e.g. a course sharing rng) is unchanged.
-            ntw_rest_load_fraction=float(np.clip(0.02 * math.exp(k * 0.6 * z), 0.004, 0.08)),
+            ntw_rest_load_fraction=float(np.clip(d.ntw_rest_load_median * math.exp(k * 0.6 * z),
+                                                   0.004, 0.15)),
             ntw_rest_seed=seed,
             gait_irregularity=float(np.clip(
                 0.03 * math.exp(d.gait_variability * z_gait), 0.005, 0.3)),
@@ -414,7 +415,7 @@ class PersonSimulator:
             # the start after sitting down. Own stream: other activities unchanged.
             r = self._rest_rng
             if dif.ntw_hand_rest_probability > 0 and r.random() < dif.ntw_hand_rest_probability:
-                share = r.uniform(0.5, 1.0)
+                share = r.uniform(dif.ntw_rest_share_min, 1.0)
                 if self._prev_code is None:
                     q["rest"] = ((1 - share) * D, D)
                 else:
@@ -479,8 +480,9 @@ class PersonSimulator:
                 a, b = q["rest"]
                 c = min(0.3, (b - a) / 3)  # hands land / lift over c seconds
                 rest = _ramp(tau, a, a + c) if a > 0 else 1.0 - _ramp(tau, b - c, b)
+                # Resting hands nudge the walker as a standing user's do (ST).
                 t.update(P=q["rest_load"] * (1 + 0.3 * var * ou["load"]) * rest,
-                         lat=stand_lat, gx=stand_gx)
+                         lat=stand_lat, gx=stand_gx, v=0.01 * ou["fidget"] * rest)
         elif code == "ST":
             t.update(P=np.maximum(stand_load, 0.0), lat=stand_lat, gx=stand_gx,
                      v=0.01 * ou["fidget"])
