@@ -378,7 +378,7 @@ class PersonSimulator:
         elif code == "TRS":
             q["up"] = self._prev_code in (None, "NTW", "SW")
             q["peak"] = p.transfer_peak_fraction * (1 + 0.15 * rng.standard_normal())
-            q["t0"] = rng.uniform(0.05, 0.3)  # the trunk leans forward before hands push
+            q["t0"] = rng.uniform(0.02, 0.15)  # the trunk leans forward before hands push
             q["t_peak"] = q["t0"] + rng.uniform(0.2, 0.35)
             q["pull"] = rng.uniform(0, 0.05)  # pulls the walker back: N per N of push
         elif code == "RT":
@@ -519,7 +519,7 @@ class PersonSimulator:
                 P = peak * push + stand_load * _ramp(tau, 0.5 * D, D)
             else:
                 push = _bump(tau, 0.1 * D, 0.45 * D, 0.45 * D, 0.75 * D)
-                P = 0.8 * peak * push + stand_load * (1 - _ramp(tau, 0.55 * D, 0.85 * D))
+                P = 0.8 * peak * push + stand_load * (1 - _ramp(tau, 0.7 * D, 0.95 * D))
             t.update(P=P, lat=stand_lat, gx=stand_gx + 0.03 * push,
                      push=-q["pull"] * peak * push, v=-0.03 * push + 0.01 * ou["fidget"])
         elif code == "SW":
