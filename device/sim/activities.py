@@ -94,19 +94,19 @@ class Difficulty:
     # processes), relative to their documented amplitudes.
     within_variability: float = 1.0
     # How strongly a turn shifts load to the outer handle (TL/TR vs WF), relative.
-    turn_signature: float = 1.0
+    turn_signature: float = 2.5
     # How strongly a reach unloads one handle (RT vs ST), relative.
-    reach_signature: float = 1.0
+    reach_signature: float = 1.5
     # Path wander while walking forward (rad/s rms of yaw rate): WF looks a bit turny.
-    wf_yaw_wander_rps: float = 0.10
+    wf_yaw_wander_rps: float = 0.03
     # Gentle curves inside half of the WF segments (peak rad/s; a turn is ~0.5-1).
-    wf_curve_rps: float = 0.25
+    wf_curve_rps: float = 0.0
     # Share of WF segments with a hesitation (1-3 s slowed to 25-65 % of the speed).
-    wf_hesitation_probability: float = 0.5
+    wf_hesitation_probability: float = 0.1
     # Share of turns pivoted almost on the spot instead of walked as an arc.
-    turn_pivot_probability: float = 0.3
+    turn_pivot_probability: float = 0.0
     # Turn-to-turn spread of the load shift to the outer handle (relative sd).
-    turn_style_spread: float = 0.6
+    turn_style_spread: float = 0.3
     # Smooth changes between activities: two cascaded moving averages of this length,
     # so a blend takes twice this (speed and seat load use their own, longer ones).
     transition_tau_s: float = 0.15
@@ -119,7 +119,7 @@ class Difficulty:
     load_vibration_n_per_mps: float = 3.0
     # Accelerometer white noise (g rms) and rolling vibration (g rms per m/s).
     accel_noise_g: float = 0.006
-    vibration_g_per_mps: float = 0.04
+    vibration_g_per_mps: float = 0.015
     # Floor unevenness: share of the load that moves diagonally between legs
     # (invisible in TotalLoad/COP, visible in the individual load cells).
     floor_unevenness: float = 0.04
@@ -129,13 +129,13 @@ class Difficulty:
     # down), with a light, drifting load (SubjectProfile.ntw_rest_load_fraction). The
     # thesis' annotators still call it NTW, and its supervised HMM recognizes NTW only
     # 62-73 % of the time (Tables 6.12, 6.13). 0 turns it off.
-    ntw_hand_rest_probability: float = 0.8
+    ntw_hand_rest_probability: float = 1.0
     # Median over subjects of that resting load, as a share of body weight (each
     # subject's own is lognormal about it, SubjectProfile.ntw_rest_load_fraction).
-    ntw_rest_load_median: float = 0.02
+    ntw_rest_load_median: float = 0.05
     # A resting subject keeps their hands on the grips for this share of the NTW
     # segment at least (uniform up to all of it).
-    ntw_rest_share_min: float = 0.5
+    ntw_rest_share_min: float = 0.85
     # Annotation slop: the simulated labels (never the physics) are what a human
     # annotator marks watching video. Each session's annotator marks a boundary
     # label_reaction_s late on average (their own reaction time is this times a
@@ -143,18 +143,18 @@ class Difficulty:
     # normal offset of sd label_disagreement_s times the boundary's factor
     # (sensors.LABEL_SLOP_FACTOR: turns, transfers, reaches, hands touching or leaving
     # the walker are where annotators disagree most). 0 and 0 turn it off.
-    label_reaction_s: float = 0.0
-    label_disagreement_s: float = 0.0
+    label_reaction_s: float = 0.3
+    label_disagreement_s: float = 0.5
     # Load-cell creep (HX711 + cell): under a sustained load the reading creeps by
     # this fraction of the load, first order with time constant LOAD_CREEP_TAU_S,
     # and recovers the same way when unloaded. 0 turns it off.
-    load_creep_fraction: float = 0.0
+    load_creep_fraction: float = 0.01
     # Between-subject spread (lognormal sigma) of how irregular a subject's gait is
     # (SubjectProfile.gait_irregularity: step-to-step cadence and load swing) and of
     # how much their weight on the walker wanders within an activity
     # (SubjectProfile.load_wander). 0: every subject has the historical values.
-    gait_variability: float = 0.0
-    weight_variability: float = 0.0
+    gait_variability: float = 0.3
+    weight_variability: float = 0.3
 
 
 DIFFICULTY = Difficulty()
