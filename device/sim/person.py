@@ -277,7 +277,7 @@ class PersonSimulator:
         self._ou_k0 = 0
         self._ou_pts = rng.standard_normal((len(_OU_NAMES), 1))
         self._smooth_state = {}
-        for name, tau in (("v", SPEED_TAU_S), ("S", SEAT_TAU_S),
+        for name, tau in (("v", SPEED_TAU_S), ("nudge", SPEED_TAU_S), ("S", SEAT_TAU_S),
                           ("_", self.difficulty.transition_tau_s)):
             k = max(1, int(round(tau * self.fs)))
             shape = (k - 1,) if name != "_" else (len(_SMOOTH_GROUP), k - 1)
@@ -463,7 +463,7 @@ class PersonSimulator:
             "v": zeros, "w": zeros, "P": zeros, "lat": p.lateral_bias + zeros,
             "gx": p.lean + zeros, "S": zeros, "gait": zeros, "push": zeros,
             "cad": np.ones(n), "pitch": zeros, "slope": zeros, "cf": np.ones(n),
-            "cr": np.ones(n), "cg": np.ones(n),
+            "cr": np.ones(n), "cg": np.ones(n), "nudge": zeros,
         }
         load_var = var * p.load_wander
         walk_load = BW * p.handle_load_fraction * (1 + 0.12 * load_var * ou["load"])
@@ -481,8 +481,9 @@ class PersonSimulator:
                 c = min(0.3, (b - a) / 3)  # hands land / lift over c seconds
                 rest = _ramp(tau, a, a + c) if a > 0 else 1.0 - _ramp(tau, b - c, b)
                 # Resting hands nudge the walker as a standing user's do (ST).
+                # (a nudge of its own: no rolling vibration, no other draw changes)
                 t.update(P=q["rest_load"] * (1 + 0.3 * var * ou["load"]) * rest,
-                         lat=stand_lat, gx=stand_gx, v=0.01 * ou["fidget"] * rest)
+                         lat=stand_lat, gx=stand_gx, nudge=0.01 * ou["fidget"] * rest)
         elif code == "ST":
             t.update(P=np.maximum(stand_load, 0.0), lat=stand_lat, gx=stand_gx,
                      v=0.01 * ou["fidget"])
@@ -707,6 +708,11 @@ class PersonSimulator:
         P = P_s * (1 + gait * swing * np.cos(ang))
         lat = np.clip(lat_s + gait * p.gait_lateral_amp * np.sin(0.5 * ang), -1.0, 1.0)
         v = v_s * (1 + gait * p.speed_surge * np.sin(ang))
+        # Resting hands in NTW nudge the walker (own smoothing; the rolling vibration
+        # below, which draws random numbers, is decided on the rest of the speed).
+        nudge = self._smooth("nudge", np.broadcast_to(tg["nudge"], (n,)))
+        still = self._still(v)
+        v = v + nudge
 
         # Derivatives continuing from the previous chunk.
         last = self._last
@@ -772,7 +778,7 @@ class PersonSimulator:
         twist = dif.floor_unevenness * np.abs(user).sum(axis=1) * floor * np.minimum(cf, cr)
         frame += twist[:, None] * np.array([1.0, -1.0, wf / wr, -wf / wr])[None, :]
         # Rolling vibration (band-limited): accel and load cells.
-        vib = np.zeros((n, _N_VIB)) if self._still(v) else self._vibration(n)
+        vib = np.zeros((n, _N_VIB)) if still else self._vibration(n)
         speed_abs = np.abs(v) * cg
         down = np.column_stack([cf, cf, cr, cr])
         frame += (dif.load_vibration_n_per_mps * speed_abs)[:, None] \
