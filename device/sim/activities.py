@@ -102,7 +102,7 @@ class Difficulty:
     # Gentle curves inside half of the WF segments (peak rad/s; a turn is ~0.5-1).
     wf_curve_rps: float = 0.0
     # Share of WF segments with a hesitation (1-3 s slowed to 25-65 % of the speed).
-    wf_hesitation_probability: float = 0.1
+    wf_hesitation_probability: float = 0.3
     # Share of turns pivoted almost on the spot instead of walked as an arc.
     turn_pivot_probability: float = 0.0
     # Turn-to-turn spread of the load shift to the outer handle (relative sd).

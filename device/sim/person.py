@@ -133,7 +133,7 @@ class SubjectProfile:
             cadence_hz=n(1.55 if old else 1.80, 0.2, 1.0, 2.4),
             handle_load_fraction=logn(0.14 if old else 0.08, 0.5, 0.02, 0.45),
             # Standing many only rest their hands on the grips: a light-touch tail.
-            stand_load_fraction=logn(0.07 if old else 0.05, 0.4, 0.005, 0.4),
+            stand_load_fraction=logn(0.07 if old else 0.05, 0.3, 0.005, 0.4),
             lean=n(0.0, 0.028, -0.07, 0.07),
             lateral_bias=n(0.0, 0.14, -0.5, 0.5),
             handle_height_m=n(0.86, 0.05, 0.74, 1.0),

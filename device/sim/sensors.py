@@ -239,7 +239,7 @@ LABEL_JITTER_FACTOR = {"NTW": 4.0, "RT": 3.0, "TRS": 2.0}
 # activities at a boundary counts). Where a turn starts and ends, when a transfer
 # begins, when hands touch or leave the grips are judgement calls; where walking
 # starts or the walker goes onto a ramp or curb is plain on video.
-LABEL_SLOP_FACTOR = {"TL": 0.8, "TR": 0.8, "TRS": 0.5, "NTW": 1.0, "RT": 1.0, "WB": 0.7,
+LABEL_SLOP_FACTOR = {"TL": 0.8, "TR": 0.8, "TRS": 0.5, "NTW": 2.0, "RT": 1.0, "WB": 0.7,
                      "ST": 0.3, "SW": 0.5, "WF": 0.3, "GUR": 0.3, "GDR": 0.3,
                      "GUC": 0.3, "GDC": 0.3}
 LABEL_REACTION_SIGMA = 0.4  # annotator-to-annotator spread of the reaction time
