@@ -269,7 +269,10 @@ class SimulatedSensors:
     course: "exp1", "exp2" or "free"; seed: the subject (profile, course durations,
     noise); truth: the walker's hardware (default: default_truth(walker_seed), so
     subjects share a walker); label_jitter_s: sd of human labelling error at
-    activity boundaries; duration_s: cut the course (required for a finite free
+    activity boundaries (on top of the difficulty's annotation slop,
+    Difficulty.label_reaction_s / label_disagreement_s, which is on by default and
+    draws from its own stream; label_reaction_s here is this session's annotator's
+    reaction time); duration_s: cut the course (required for a finite free
     course); physics_rate_hz: rate of the rendered physics (>= 100); sync_taps_s:
     session times of knocks on the frame (negative: from the end; tap_pulse).
     Call advance_to(t) with non-decreasing session time, then read the sensors.
