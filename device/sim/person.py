@@ -91,6 +91,15 @@ class SubjectProfile:
     # other random streams so turning the rest off changes nothing else.
     ntw_rest_load_fraction: float = 0.02
     ntw_rest_seed: int = 0
+    # Step-to-step irregularity of the gait (relative rms of the cadence's slow
+    # wander; the handle-load swing of each step wanders by 5 times its excess over
+    # the population's 0.03) and how much
+    # the weight put on the walker wanders within an activity (relative to the
+    # documented 12 % walking / 15 % standing rms). Drawn per subject with
+    # Difficulty.gait_variability / weight_variability as lognormal sigmas; at 0 every
+    # subject has these defaults, the historical values.
+    gait_irregularity: float = 0.03
+    load_wander: float = 1.0
 
     @property
     def weight_n(self) -> float:
@@ -98,10 +107,13 @@ class SubjectProfile:
 
     @classmethod
     def draw(cls, rng: np.random.Generator, population: str = "older",
-             variability: float | None = None) -> "SubjectProfile":
+             variability: float | None = None,
+             difficulty: Difficulty | None = None) -> "SubjectProfile":
         """A random subject. population "older" (experiment 2: walker users aged
         80-97) or "young" (experiment 1: healthy subjects using a walker).
-        variability scales every spread (default DIFFICULTY.subject_variability)."""
+        variability scales every spread (default DIFFICULTY.subject_variability);
+        difficulty (default DIFFICULTY) gives gait_variability and
+        weight_variability."""
         if population not in ("older", "young"):
             raise ValueError("population must be 'older' or 'young', got %r" % (population,))
         k = DIFFICULTY.subject_variability if variability is None else variability
@@ -111,20 +123,24 @@ class SubjectProfile:
             np.clip(median * math.exp(k * sigma * rng.standard_normal()), lo, hi))
         child = rng.spawn(1)[0]
         z, seed = float(child.standard_normal()), int(child.integers(2 ** 31))
+        # Later additions draw after these from the same child: earlier fields keep
+        # their values.
+        z_gait, z_weight = (float(v) for v in child.standard_normal(2))
+        d = DIFFICULTY if difficulty is None else difficulty
         return cls(
             mass_kg=n(70.0 if old else 72.0, 13.0, 42.0, 120.0),
             speed_mps=n(0.55 if old else 0.95, 0.17 if old else 0.12, 0.2, 1.3),
             cadence_hz=n(1.55 if old else 1.80, 0.2, 1.0, 2.4),
             handle_load_fraction=logn(0.14 if old else 0.08, 0.5, 0.02, 0.45),
             # Standing many only rest their hands on the grips: a light-touch tail.
-            stand_load_fraction=logn(0.07 if old else 0.05, 0.7, 0.005, 0.4),
+            stand_load_fraction=logn(0.07 if old else 0.05, 0.3, 0.005, 0.4),
             lean=n(0.0, 0.028, -0.07, 0.07),
             lateral_bias=n(0.0, 0.14, -0.5, 0.5),
             handle_height_m=n(0.86, 0.05, 0.74, 1.0),
             gait_load_amp=n(0.25, 0.11, 0.03, 0.6),
             gait_lateral_amp=n(0.20, 0.11, 0.02, 0.5),
-            speed_surge=n(0.12, 0.055, 0.01, 0.3),
-            backward_speed_mps=n(0.15 if old else 0.35, 0.08, 0.04, 0.6),
+            speed_surge=n(0.06, 0.03, 0.01, 0.2),
+            backward_speed_mps=n(0.03 if old else 0.35, 0.08 if not old else 0.015, 0.01, 0.6),
             backward_load_factor=n(0.35, 0.17, 0.05, 1.0),
             turn_speed_factor=n(0.65, 0.17, 0.25, 1.0),
             turn_load_shift=n(0.18, 0.11, -0.05, 0.5),
@@ -132,7 +148,7 @@ class SubjectProfile:
             seat_dx_m=n(0.0, 0.04, -0.09, 0.09),
             seat_dy_m=n(0.0, 0.03, -0.07, 0.07),
             transfer_peak_fraction=n(0.35 if old else 0.25, 0.14, 0.05, 0.7),
-            transfer_uses_walker=bool(rng.random() < 0.65),
+            transfer_uses_walker=bool(rng.random() < 0.9),
             reach_hand=1 if rng.random() < 0.8 else -1,
             reach_load_factor=n(0.8, 0.28, 0.2, 1.6),
             ramp_up_load_factor=n(1.3, 0.21, 0.8, 2.0),
@@ -142,8 +158,12 @@ class SubjectProfile:
             population=population,
             # From a spawned child stream: rng's own stream (and so every draw made
             # after this one, e.g. a course sharing rng) is unchanged.
-            ntw_rest_load_fraction=float(np.clip(0.02 * math.exp(k * 0.6 * z), 0.004, 0.08)),
+            ntw_rest_load_fraction=float(np.clip(d.ntw_rest_load_median * math.exp(k * 0.6 * z),
+                                                   0.004, 0.15)),
             ntw_rest_seed=seed,
+            gait_irregularity=float(np.clip(
+                0.03 * math.exp(d.gait_variability * z_gait), 0.005, 0.3)),
+            load_wander=float(np.clip(math.exp(d.weight_variability * z_weight), 0.2, 5.0)),
         )
 
 
@@ -257,7 +277,7 @@ class PersonSimulator:
         self._ou_k0 = 0
         self._ou_pts = rng.standard_normal((len(_OU_NAMES), 1))
         self._smooth_state = {}
-        for name, tau in (("v", SPEED_TAU_S), ("S", SEAT_TAU_S),
+        for name, tau in (("v", SPEED_TAU_S), ("nudge", SPEED_TAU_S), ("S", SEAT_TAU_S),
                           ("_", self.difficulty.transition_tau_s)):
             k = max(1, int(round(tau * self.fs)))
             shape = (k - 1,) if name != "_" else (len(_SMOOTH_GROUP), k - 1)
@@ -358,7 +378,7 @@ class PersonSimulator:
         elif code == "TRS":
             q["up"] = self._prev_code in (None, "NTW", "SW")
             q["peak"] = p.transfer_peak_fraction * (1 + 0.15 * rng.standard_normal())
-            q["t0"] = rng.uniform(0.05, 0.3)  # the trunk leans forward before hands push
+            q["t0"] = rng.uniform(0.02, 0.15)  # the trunk leans forward before hands push
             q["t_peak"] = q["t0"] + rng.uniform(0.2, 0.35)
             q["pull"] = rng.uniform(0, 0.05)  # pulls the walker back: N per N of push
         elif code == "RT":
@@ -395,7 +415,7 @@ class PersonSimulator:
             # the start after sitting down. Own stream: other activities unchanged.
             r = self._rest_rng
             if dif.ntw_hand_rest_probability > 0 and r.random() < dif.ntw_hand_rest_probability:
-                share = r.uniform(0.5, 1.0)
+                share = r.uniform(dif.ntw_rest_share_min, 1.0)
                 if self._prev_code is None:
                     q["rest"] = ((1 - share) * D, D)
                 else:
@@ -443,10 +463,11 @@ class PersonSimulator:
             "v": zeros, "w": zeros, "P": zeros, "lat": p.lateral_bias + zeros,
             "gx": p.lean + zeros, "S": zeros, "gait": zeros, "push": zeros,
             "cad": np.ones(n), "pitch": zeros, "slope": zeros, "cf": np.ones(n),
-            "cr": np.ones(n), "cg": np.ones(n),
+            "cr": np.ones(n), "cg": np.ones(n), "nudge": zeros,
         }
-        walk_load = BW * p.handle_load_fraction * (1 + 0.12 * var * ou["load"])
-        stand_load = BW * p.stand_load_fraction * (1 + 0.15 * var * ou["load"])
+        load_var = var * p.load_wander
+        walk_load = BW * p.handle_load_fraction * (1 + 0.12 * load_var * ou["load"])
+        stand_load = BW * p.stand_load_fraction * (1 + 0.15 * load_var * ou["load"])
         walk_lat = p.lateral_bias + 0.06 * var * ou["lat"]
         walk_gx = p.lean + 0.01 * var * ou["gx"]
         speed = p.speed_mps * (1 + 0.07 * var * ou["speed"])
@@ -459,8 +480,10 @@ class PersonSimulator:
                 a, b = q["rest"]
                 c = min(0.3, (b - a) / 3)  # hands land / lift over c seconds
                 rest = _ramp(tau, a, a + c) if a > 0 else 1.0 - _ramp(tau, b - c, b)
+                # Resting hands nudge the walker as a standing user's do (ST).
+                # (a nudge of its own: no rolling vibration, no other draw changes)
                 t.update(P=q["rest_load"] * (1 + 0.3 * var * ou["load"]) * rest,
-                         lat=stand_lat, gx=stand_gx)
+                         lat=stand_lat, gx=stand_gx, nudge=0.01 * ou["fidget"] * rest)
         elif code == "ST":
             t.update(P=np.maximum(stand_load, 0.0), lat=stand_lat, gx=stand_gx,
                      v=0.01 * ou["fidget"])
@@ -497,7 +520,7 @@ class PersonSimulator:
                 P = peak * push + stand_load * _ramp(tau, 0.5 * D, D)
             else:
                 push = _bump(tau, 0.1 * D, 0.45 * D, 0.45 * D, 0.75 * D)
-                P = 0.8 * peak * push + stand_load * (1 - _ramp(tau, 0.55 * D, 0.85 * D))
+                P = 0.8 * peak * push + stand_load * (1 - _ramp(tau, 0.7 * D, 0.95 * D))
             t.update(P=P, lat=stand_lat, gx=stand_gx + 0.03 * push,
                      push=-q["pull"] * peak * push, v=-0.03 * push + 0.01 * ou["fidget"])
         elif code == "SW":
@@ -674,13 +697,22 @@ class PersonSimulator:
         cf, cr, cg = tg["cf"], tg["cr"], tg["cg"]
 
         # Gait: step phase, load oscillation, left/right alternation, speed surges.
-        rate = p.cadence_hz * cad * (1 + 0.03 * ou["cadence"])
+        irregular = p.gait_irregularity * ou["cadence"]
+        rate = p.cadence_hz * cad * (1 + irregular)
         phase = self._step_phase + np.cumsum(rate) * dt
         self._step_phase = float(phase[-1] % 2.0)
         ang = 2 * np.pi * phase
-        P = P_s * (1 + gait * p.gait_load_amp * np.cos(ang))
+        # An irregular gait also swings the load irregularly: the excess over the
+        # population's 3 % cadence wander, times 5, is the swing's relative wander.
+        swing = p.gait_load_amp * (1 + 5.0 * (p.gait_irregularity - 0.03) * ou["cadence"])
+        P = P_s * (1 + gait * swing * np.cos(ang))
         lat = np.clip(lat_s + gait * p.gait_lateral_amp * np.sin(0.5 * ang), -1.0, 1.0)
         v = v_s * (1 + gait * p.speed_surge * np.sin(ang))
+        # Resting hands in NTW nudge the walker (own smoothing; the rolling vibration
+        # below, which draws random numbers, is decided on the rest of the speed).
+        nudge = self._smooth("nudge", np.broadcast_to(tg["nudge"], (n,)))
+        still = self._still(v)
+        v = v + nudge
 
         # Derivatives continuing from the previous chunk.
         last = self._last
@@ -746,7 +778,7 @@ class PersonSimulator:
         twist = dif.floor_unevenness * np.abs(user).sum(axis=1) * floor * np.minimum(cf, cr)
         frame += twist[:, None] * np.array([1.0, -1.0, wf / wr, -wf / wr])[None, :]
         # Rolling vibration (band-limited): accel and load cells.
-        vib = np.zeros((n, _N_VIB)) if self._still(v) else self._vibration(n)
+        vib = np.zeros((n, _N_VIB)) if still else self._vibration(n)
         speed_abs = np.abs(v) * cg
         down = np.column_stack([cf, cf, cr, cr])
         frame += (dif.load_vibration_n_per_mps * speed_abs)[:, None] \

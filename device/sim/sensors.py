@@ -234,6 +234,16 @@ _DRIFT_GRID_S = 1.0  # the drift is drawn once a second and interpolated
 # saw only a legs-and-feet camera, so hands touching or leaving the walker (NTW),
 # reaching (RT) and the start/end of a transfer (TRS) are guesses.
 LABEL_JITTER_FACTOR = {"NTW": 4.0, "RT": 3.0, "TRS": 2.0}
+# Annotation slop (Difficulty.label_reaction_s / label_disagreement_s): how much more
+# annotators disagree at the boundaries of an activity, relative (the larger of the two
+# activities at a boundary counts). Where a turn starts and ends, when a transfer
+# begins, when hands touch or leave the grips are judgement calls; where walking
+# starts or the walker goes onto a ramp or curb is plain on video.
+LABEL_SLOP_FACTOR = {"TL": 0.8, "TR": 0.8, "TRS": 0.5, "NTW": 2.0, "RT": 1.0, "WB": 0.7,
+                     "ST": 0.3, "SW": 0.5, "WF": 0.3, "GUR": 0.3, "GDR": 0.3,
+                     "GUC": 0.3, "GDC": 0.3}
+LABEL_REACTION_SIGMA = 0.4  # annotator-to-annotator spread of the reaction time
+LOAD_CREEP_TAU_S = 30.0  # time constant of load-cell creep (Difficulty.load_creep_fraction)
 _SEED_TAG = 0x57414C4B  # "WALK": keeps walker seeds apart from subject seeds
 
 
@@ -259,7 +269,10 @@ class SimulatedSensors:
     course: "exp1", "exp2" or "free"; seed: the subject (profile, course durations,
     noise); truth: the walker's hardware (default: default_truth(walker_seed), so
     subjects share a walker); label_jitter_s: sd of human labelling error at
-    activity boundaries; duration_s: cut the course (required for a finite free
+    activity boundaries (on top of the difficulty's annotation slop,
+    Difficulty.label_reaction_s / label_disagreement_s, which is on by default and
+    draws from its own stream; label_reaction_s here is this session's annotator's
+    reaction time); duration_s: cut the course (required for a finite free
     course); physics_rate_hz: rate of the rendered physics (>= 100); sync_taps_s:
     session times of knocks on the frame (negative: from the end; tap_pulse).
     Call advance_to(t) with non-decreasing session time, then read the sensors.
@@ -288,17 +301,29 @@ class SimulatedSensors:
                                                                    self.difficulty)
         self.label_jitter_s = float(label_jitter_s)
         self.fs = float(physics_rate_hz)
-        rng_course, rng_profile, rng_person, rng_noise, rng_label = (
-            np.random.default_rng(s) for s in np.random.SeedSequence(self.seed).spawn(5))
+        # Six independent streams; the sixth (annotation slop) was added later and, as
+        # SeedSequence children are numbered, leaves the first five unchanged.
+        rng_course, rng_profile, rng_person, rng_noise, rng_label, rng_slop = (
+            np.random.default_rng(s) for s in np.random.SeedSequence(self.seed).spawn(6))
         population = "young" if base_course(course) == "exp1" else "older"
         self.profile = profile or SubjectProfile.draw(
-            rng_profile, population, variability=self.difficulty.subject_variability)
+            rng_profile, population, variability=self.difficulty.subject_variability,
+            difficulty=self.difficulty)
         nominal_speed = 0.95 if population == "young" else 0.55
         pace = float(np.clip(nominal_speed / self.profile.speed_mps, 0.6, 2.0))
         self.person = PersonSimulator(self.profile, rng_person, self.fs, self.difficulty,
                                       self.truth.geometry)
         self._noise = rng_noise
         self._label_rng = rng_label
+        # Annotation slop: this session's annotator (reaction time, drawn first) and the
+        # per-boundary offsets, all from their own stream.
+        dif = self.difficulty
+        self._slop_rng = rng_slop
+        self.label_reaction_s = float(dif.label_reaction_s * math.exp(
+            LABEL_REACTION_SIGMA * rng_slop.standard_normal()))
+        self._slop_sd = float(dif.label_disagreement_s)
+        self._creep = float(dif.load_creep_fraction)
+        self._creep_state = np.zeros(4)  # creep force (N) per cell, carried over
         self._course = course_segments(course, rng_course, duration_s, pace)
         if course != "free":
             segs = list(self._course)
@@ -369,6 +394,8 @@ class SimulatedSensors:
                                                LABEL_JITTER_FACTOR.get(code, 1.0))
                 lim = min(3 * sd, 0.45 * min(prev.end - prev.start, d))
                 label_start += float(np.clip(self._label_rng.normal(0.0, sd), -lim, lim))
+            if self._segments and (self.label_reaction_s > 0 or self._slop_sd > 0):
+                label_start += self._slop_offset(self._segments[-1], code, d)
             self._segments.append(_Segment(code, start, self._seg_t, label_start))
             return True
         self._course_done = True
@@ -376,9 +403,22 @@ class SimulatedSensors:
             self._end_s = self._seg_t
         return False
 
+    def _slop_offset(self, prev: "_Segment", code: str, d: float) -> float:
+        """Annotation slop at the boundary prev -> code (s, + = marked late): the
+        annotator's reaction time plus a disagreement offset, kept inside the middle
+        of both segments so labels stay in order."""
+        sd = self._slop_sd * max(LABEL_SLOP_FACTOR.get(prev.code, 1.0),
+                                 LABEL_SLOP_FACTOR.get(code, 1.0))
+        z = float(self._slop_rng.standard_normal())  # one draw per boundary, always
+        half = 0.45 * min(prev.end - prev.start, d)
+        lo = max(-half, -3 * self._slop_sd)
+        hi = min(half, self.label_reaction_s + 3 * self._slop_sd)
+        return float(np.clip(self.label_reaction_s + sd * z, lo, hi))
+
     def _ensure_segments(self, t: float) -> None:
-        # Known segments must reach past t plus the largest label jitter.
-        margin = 3 * self.label_jitter_s * max(LABEL_JITTER_FACTOR.values()) + 1e-9
+        # Known segments must reach past t plus the largest label jitter / slop.
+        margin = (3 * self.label_jitter_s * max(LABEL_JITTER_FACTOR.values())
+                  + 3 * self._slop_sd + 1e-9)
         while self._seg_t <= t + margin and self._pull_segment():
             pass
 
@@ -421,6 +461,8 @@ class SimulatedSensors:
         t = self.truth
         # Load cells: HX711 conversions completed inside this piece.
         forces = ch.leg_forces_n + ch.frame_forces_n
+        if self._creep > 0:
+            forces = forces + self._creep_forces(forces)
         accel = ch.accel_mps2
         if self.sync_taps_s.size:
             tap = tap_pulse(ch.t_s, self.sync_taps_s)
@@ -476,6 +518,16 @@ class SimulatedSensors:
         self._dist = ch.wheel_distance_m
         self._chunk = ch
         self._p0, self._p1 = p0, p1
+
+    def _creep_forces(self, forces: np.ndarray) -> np.ndarray:
+        """Load-cell creep (N) for this piece: the first-order lag (LOAD_CREEP_TAU_S)
+        of creep_fraction times the force, carried over between pieces."""
+        from scipy.signal import lfilter
+        a = math.exp(-1.0 / (self.fs * LOAD_CREEP_TAU_S))
+        out, zf = lfilter([(1 - a) * self._creep], [1.0, -a], forces, axis=0,
+                          zi=(a * self._creep_state)[None, :])
+        self._creep_state = out[-1].copy()
+        return out
 
     def _drift(self, t_end: float):
         """Extend the drift grid past t_end; return f(cell, times) -> drift counts."""

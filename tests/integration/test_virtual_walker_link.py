@@ -58,8 +58,12 @@ def test_set_rate_and_bad_rate_and_unknown_command(served_walker):
     assert len(t) > 10 and np.all(np.diff(t) == 40_000)
 
 
-def test_tare_zeroes_the_loads_and_sets_the_status_bit(served_walker):
-    served = served_walker(course="exp1", seed=2)  # exp1 starts with nobody touching it
+def test_tare_zeroes_the_loads_and_sets_the_status_bit(served_walker, monkeypatch):
+    # exp1 starts with nobody touching it (its subjects rest their hands on the grips
+    # during NTW by default: not here)
+    from device.sim.activities import DIFFICULTY
+    monkeypatch.setattr(DIFFICULTY, "ntw_hand_rest_probability", 0.0)
+    served = served_walker(course="exp1", seed=2)
     with serial.Serial(served.path, timeout=0.05) as port:
         port.write(wire.encode_frame(wire.CMD_START, 0, 0))
         port.write(wire.encode_frame(wire.CMD_TARE, 1, 0))

@@ -127,9 +127,13 @@ def test_not_touching_without_hand_rests_means_zero_user_load():
 def test_hands_resting_in_ntw_are_light_and_change_nothing_else():
     """NTW hand rests (on by default) put a light load on the grips in some NTW
     segments, and come from their own random stream: every other activity renders
-    exactly as with the rests turned off."""
-    no_rest = dataclasses.replace(DIFFICULTY, ntw_hand_rest_probability=0.0)
-    all_rest = dataclasses.replace(DIFFICULTY, ntw_hand_rest_probability=1.0)
+    exactly as with the rests turned off. (The resting hands nudge the walker by
+    centimetres, which moves the floor's unevenness under the wheels, so that is
+    switched off here.)"""
+    no_rest = dataclasses.replace(DIFFICULTY, ntw_hand_rest_probability=0.0,
+                                  floor_unevenness=0.0)
+    all_rest = dataclasses.replace(DIFFICULTY, ntw_hand_rest_probability=1.0,
+                                   floor_unevenness=0.0)
     profile, off = _render("exp1", 7, no_rest)
     _, on = _render("exp1", 7, all_rest)
     np.testing.assert_array_equal(off.labels, on.labels)
@@ -152,10 +156,11 @@ def test_not_touching_means_zero_user_load_and_a_still_walker(exp2_sessions, exp
     for s in list(exp2_sessions) + [exp1_session]:
         m = s.settled("NTW", after=1.5)
         assert m.sum() > 1000
-        # Hands may rest on the grips (light load), the walker never moves.
+        # Hands may rest on the grips (light load) and nudge the walker a little
+        # (centimetres per second, as a standing user's hands do); it never rolls off.
         assert np.abs(s.ch.leg_forces_n[m]).sum(axis=1).max() < 0.2 * s.profile.weight_n
-        assert np.abs(s.ch.speed_mps[m]).max() == 0.0
-        np.testing.assert_allclose(s.ch.accel_mps2[m] - [0, 0, GRAVITY], 0.0, atol=1e-9)
+        assert np.abs(s.ch.speed_mps[m]).max() < 0.04
+        np.testing.assert_allclose(s.ch.accel_mps2[m] - [0, 0, GRAVITY], 0.0, atol=0.2)
 
 
 def test_speed_is_about_zero_standing_sitting_and_reaching(exp2_sessions, free_session):

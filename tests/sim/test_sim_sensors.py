@@ -113,7 +113,7 @@ def test_load_counts_are_signed_24_bit_ints_that_follow_the_forces(exp2_frames):
 
 
 def test_not_touching_reads_the_offsets_plus_noise():
-    quiet = Difficulty(load_drift_n=0.0, load_noise_n=0.5)
+    quiet = Difficulty(load_drift_n=0.0, load_noise_n=0.5, ntw_hand_rest_probability=0.0)
     truth = default_truth(0)
     truth.load_noise_counts = quiet.load_noise_n * NOMINAL_LOAD_GAIN_COUNTS_PER_N
     truth.load_drift_counts = 0.0
@@ -135,8 +135,11 @@ def test_not_touching_reads_the_offsets_plus_noise():
 def test_load_cell_zero_drifts_slowly_when_enabled():
     truth = default_truth(1)
     truth.load_drift_counts = 8.0 * NOMINAL_LOAD_GAIN_COUNTS_PER_N  # exaggerated
-    # starts and ends not touching (no hands resting on the grips in NTW)
-    no_rest = dataclasses.replace(DIFFICULTY, ntw_hand_rest_probability=0.0)
+    # starts and ends not touching (no hands resting on the grips in NTW, NTW labels
+    # where the physics has it, no creep left over from standing)
+    no_rest = dataclasses.replace(DIFFICULTY, ntw_hand_rest_probability=0.0,
+                                  label_reaction_s=0.0, label_disagreement_s=0.0,
+                                  load_creep_fraction=0.0)
     s = SimulatedSensors("exp2", seed=9, truth=truth, difficulty=no_rest)
     ntw = [[], []]
     for t, loads, _, _, label in _frames(s, 50.0):
@@ -216,7 +219,8 @@ def test_label_sequence_is_the_designed_course(course):
 
 
 def test_truth_label_equals_the_physics_label_without_jitter(exp2_frames):
-    s = SimulatedSensors("exp2", seed=8)
+    exact = dataclasses.replace(DIFFICULTY, label_reaction_s=0.0, label_disagreement_s=0.0)
+    s = SimulatedSensors("exp2", seed=8, difficulty=exact)
     for t, *_, lab in _frames(s, 50.0, duration_s=120.0):
         assert lab == s.physical_state()["label"]
 
