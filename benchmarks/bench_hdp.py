@@ -275,7 +275,7 @@ def parlspeech(K, T, eta, max_iter, seed):
     r = classify_rows(Xtr, party[tr], Xte, party[te], K, T, [5, 10, 20], min(max_iter, 20),
                       eta, seed)
     classes, counts = np.unique(party, return_counts=True)
-    print_rows(f"ParlSpeech UK: {len(texts)} speeches, parties {dict(zip(classes, counts))}, "
+    print_rows(f"ParlSpeech UK: {len(texts)} speeches, parties {dict(zip(classes.tolist(), counts.tolist()))}, "
                f"750/250 split, {Xtr.shape[1]} words, max_iter 20; majority class "
                f"{np.mean(party[te] == classes[counts.argmax()]):.3f}",
                {n: v[:3] for n, v in r.items()})
