@@ -163,19 +163,22 @@ def counts_of(texts_train, texts_test):
     return cv.fit_transform(texts_train), cv.transform(texts_test)
 
 
+LABEL_WEIGHT = [1.0]  # --label-weight, for both supervised models
+
+
 def classify_rows(Xtr, ytr, Xte, yte, K, T, Ks, max_iter, eta, seed):
     """Accuracy, topics used and seconds of sHDP, sLDA per K and logistic regression."""
     from sklearn.linear_model import LogisticRegressionCV
     out = {}
     t = time.perf_counter()
     m = SupervisedHDP(K, doc_truncation=T, topic_word_prior=eta, max_iter=max_iter,
-                      random_state=seed).fit(Xtr, ytr)
+                      label_weight=LABEL_WEIGHT[0], random_state=seed).fit(Xtr, ytr)
     out["sHDP"] = (m.score(Xte, yte), m.n_topics_used_, time.perf_counter() - t, m)
     print(f"    sHDP {out['sHDP'][:3]}", flush=True)
     for k in Ks:
         t = time.perf_counter()
         s = SupervisedLDA(k, doc_topic_prior=0.1, topic_word_prior=eta, max_iter=max_iter,
-                          random_state=seed).fit(Xtr, ytr)
+                          label_weight=LABEL_WEIGHT[0], random_state=seed).fit(Xtr, ytr)
         out["sLDA K=%d" % k] = (s.score(Xte, yte), s.n_topics_used_,
                                 time.perf_counter() - t, s)
         print(f"    sLDA K={k} {out['sLDA K=%d' % k][:3]}", flush=True)
@@ -203,7 +206,7 @@ def classification(quick, seed=0, datasets=("planted", "newsgroup", "parlspeech"
     K, T = (10, 4) if quick else (30, 10)
     max_iter = 10 if quick else 50
     print(f"\nclassification: SupervisedHDP K={K} T={T} gamma=1 alpha0=1 eta={eta} "
-          f"label_penalty=1 max_iter={max_iter} (tol 1e-5, merge moves); SupervisedLDA "
+          f"label_penalty=1 label_weight={LABEL_WEIGHT[0]} max_iter={max_iter} (tol 1e-5, merge moves); SupervisedLDA "
           f"alpha=0.1 eta={eta} max_iter={max_iter} (tol 1e-4); LogisticRegressionCV "
           f"(Cs=10, 5-fold, lbfgs) on raw counts; scikit-learn {sklearn.__version__}; "
           f"seed {seed}")
@@ -272,7 +275,7 @@ def parlspeech(K, T, eta, max_iter, seed):
     r = classify_rows(Xtr, party[tr], Xte, party[te], K, T, [5, 10, 20], min(max_iter, 20),
                       eta, seed)
     classes, counts = np.unique(party, return_counts=True)
-    print_rows(f"ParlSpeech UK: {len(texts)} speeches, parties {dict(zip(classes, counts))}, "
+    print_rows(f"ParlSpeech UK: {len(texts)} speeches, parties {dict(zip(classes.tolist(), counts.tolist()))}, "
                f"750/250 split, {Xtr.shape[1]} words, max_iter 20; majority class "
                f"{np.mean(party[te] == classes[counts.argmax()]):.3f}",
                {n: v[:3] for n, v in r.items()})
@@ -287,7 +290,10 @@ def main(argv=None):
     ap.add_argument("--only", choices=parts, default=None,
                     help="run one part (default: all; the last three are the "
                          "classification part's data sets)")
+    ap.add_argument("--label-weight", type=float, default=1.0,
+                    help="label_weight of both supervised models (paper: 1)")
     args = ap.parse_args(argv)
+    LABEL_WEIGHT[0] = args.label_weight
     if args.only in (None, "topics"):
         topics(args.quick)
     if args.only in (None, "classification"):
