@@ -211,6 +211,58 @@ def _zeta_objective(i, n, zeta_e, logz, base, mr, r, g, logG, label_weight, gnew
 
 
 @njit(cache=True)
+def _labelled_assignment_step(e, lo, count, assign, row, base, mr, r, g, logG, w,
+                              label_weight, lold, cand, prob, best, gnew, tmp):
+    """One word's label-aware update of its assignment row ``assign[e]`` (zeta in the
+    supervised HDP, phi in sLDA), shared by both kernels.
+
+    ``row`` holds the unlabelled log-weights (and ``base`` a copy of them); the label
+    gradient is added, then the best of the damped steps 1, 1/2, 1/4, ... towards the
+    fixed point is taken, and kept only if the objective does not fall (the undamped
+    fixed point of eq. 18 can 2-cycle). Updates ``g[e - lo]``, ``logG`` and ``w``.
+    """
+    n, C = r.shape
+    for t in range(n):
+        s = 0.0
+        for l in range(C):
+            s += w[l] * r[t, l] / g[e - lo, l]
+        row[t] += label_weight * (mr[t] - s)
+    _normalise_inplace(row[:n])
+    for t in range(n):
+        lold[t] = math.log(max(assign[e, t], 1e-300))
+    f_old = _zeta_objective(e - lo, count, assign[e], lold, base, mr, r, g, logG,
+                            label_weight, gnew, tmp)
+    step = 1.0
+    f_best = -np.inf
+    for attempt in range(12):
+        for t in range(n):
+            cand[t] = (1.0 - step) * lold[t] + step * row[t]
+        if step < 1.0:  # (row is normalised already)
+            _normalise_inplace(cand[:n])
+        for t in range(n):
+            prob[t] = math.exp(cand[t])
+        f_new = _zeta_objective(e - lo, count, prob, cand, base, mr, r, g, logG,
+                                label_weight, gnew, tmp)
+        if f_new <= f_best + 1e-12 * (1.0 + abs(f_best)):
+            break
+        f_best = f_new
+        for t in range(n):
+            best[t] = prob[t]
+        step *= 0.5
+    if f_best < f_old - 1e-10 * (1.0 + abs(f_old)):
+        return
+    for t in range(n):
+        assign[e, t] = best[t]
+    for l in range(C):
+        s = 0.0
+        for t in range(n):
+            s += best[t] * r[t, l]
+        logG[l] += count * (math.log(s) - math.log(g[e - lo, l]))
+        g[e - lo, l] = s
+    _label_w(logG, w)
+
+
+@njit(cache=True)
 def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
                        fresh, n_warm, max_iter, tol, sstats, topic_counts, doc_bound, mu,
                        labels, label_weight):
@@ -378,48 +430,9 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                     for t in range(T):
                         zeta[e, t] = math.exp(row[t])
                     continue
-                for t in range(T):
-                    s = 0.0
-                    for l in range(C):
-                        s += w[l] * r[t, l] / g[e - lo, l]
-                    row[t] += label_weight * (mr[t] - s)
-                _normalise_inplace(row[:T])
-                # safeguarded like varphi: L(zeta_e) must not fall
-                for t in range(T):
-                    lold[t] = math.log(max(zeta[e, t], 1e-300))
-                f_old = _zeta_objective(e - lo, counts[e], zeta[e], lold, base, mr, r, g,
-                                        logG, label_weight, rnew, tmp)
-                # the best of the steps 1, 1/2, 1/4, ... (while halving helps)
-                step = 1.0
-                f_best = -np.inf
-                for attempt in range(12):
-                    for t in range(T):
-                        cand[t] = (1.0 - step) * lold[t] + step * row[t]
-                    if step < 1.0:  # (row is normalised already)
-                        _normalise_inplace(cand[:T])
-                    for t in range(T):
-                        prob[t] = math.exp(cand[t])
-                    f_new = _zeta_objective(e - lo, counts[e], prob, cand, base, mr, r, g,
-                                            logG, label_weight, rnew, tmp)
-                    if f_new <= f_best + 1e-12 * (1.0 + abs(f_best)):
-                        break
-                    f_best = f_new
-                    for t in range(T):
-                        best[t] = prob[t]
-                    step *= 0.5
-                if f_best < f_old - 1e-10 * (1.0 + abs(f_old)):
-                    continue
-                for t in range(T):
-                    prob[t] = best[t]
-                for t in range(T):
-                    zeta[e, t] = prob[t]
-                for l in range(C):
-                    s = 0.0
-                    for t in range(T):
-                        s += prob[t] * r[t, l]
-                    logG[l] += counts[e] * (math.log(s) - math.log(g[e - lo, l]))
-                    g[e - lo, l] = s
-                _label_w(logG, w)
+                _labelled_assignment_step(e, lo, counts[e], zeta, row, base, mr, r, g,
+                                          logG, w, label_weight, lold, cand, prob, best,
+                                          rnew, tmp)
             for t in range(T):
                 s = 0.0
                 for e in range(lo, hi):

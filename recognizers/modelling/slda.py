@@ -31,7 +31,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.chain import _normalise_inplace
-from recognizers.modelling.hdp_core import _label_w, _zeta_objective, label_value_grad
+from recognizers.modelling.hdp_core import (_label_w, _labelled_assignment_step,
+                                            label_value_grad)
 from recognizers.modelling.lda_core import _digamma
 from recognizers.modelling.perplexity import check_counts, check_vocabulary, heldout_perplexity
 from recognizers.modelling.shdp import (_check_classes, check_labels, encode_labels,
@@ -115,49 +116,13 @@ def slda_estep(indptr, indices, counts, elog_beta, alpha, phi, gamma, fresh, max
                 for k in range(K):
                     base[k] = elog_theta[k] + elog_beta[k, wd]
                     row[k] = base[k]
-                if sup:
-                    for k in range(K):
-                        s = 0.0
-                        for l in range(C):
-                            s += w[l] * Ex[k, l] / g[e - lo, l]
-                        row[k] += label_weight * (mr[k] - s)
-                _normalise_inplace(row)
                 if not sup:
+                    _normalise_inplace(row)
                     for k in range(K):
                         phi[e, k] = math.exp(row[k])
                     continue
-                for k in range(K):
-                    lold[k] = math.log(max(phi[e, k], 1e-300))
-                f_old = _zeta_objective(e - lo, counts[e], phi[e], lold, base, mr, Ex, g,
-                                        logG, label_weight, tmp, tmp)
-                step = 1.0
-                f_best = -np.inf
-                for attempt in range(12):
-                    for k in range(K):
-                        cand[k] = (1.0 - step) * lold[k] + step * row[k]
-                    if step < 1.0:
-                        _normalise_inplace(cand)
-                    for k in range(K):
-                        prob[k] = math.exp(cand[k])
-                    f_new = _zeta_objective(e - lo, counts[e], prob, cand, base, mr, Ex, g,
-                                            logG, label_weight, tmp, tmp)
-                    if f_new <= f_best + 1e-12 * (1.0 + abs(f_best)):
-                        break
-                    f_best = f_new
-                    for k in range(K):
-                        best[k] = prob[k]
-                    step *= 0.5
-                if f_best < f_old - 1e-10 * (1.0 + abs(f_old)):
-                    continue
-                for k in range(K):
-                    phi[e, k] = best[k]
-                for l in range(C):
-                    s = 0.0
-                    for k in range(K):
-                        s += best[k] * Ex[k, l]
-                    logG[l] += counts[e] * (math.log(s) - math.log(g[e - lo, l]))
-                    g[e - lo, l] = s
-                _label_w(logG, w)
+                _labelled_assignment_step(e, lo, counts[e], phi, row, base, mr, Ex, g, logG,
+                                          w, label_weight, lold, cand, prob, best, tmp, tmp)
             change = 0.0
             for k in range(K):
                 s = alpha[k]
