@@ -229,6 +229,41 @@ def _as_sequence_list(sequences, name):
 # --------------------------------------------------------------------------- base class
 
 
+class StreamRunMixin:
+    """``filter``/``reset``/``step``/``step_block`` for a recognizer whose streaming is
+    one stateful ``_run(stream, X)`` over a stream from ``_new_stream()`` (frames
+    checked by ``_X``), so ``step`` equals ``filter`` row by row by construction.
+    ``_fitted_attribute`` names the learned attribute that marks a fitted model.
+    Put it before :class:`Recognizer` in the bases."""
+
+    _fitted_attribute = "model_"
+
+    def filter(self, X) -> np.ndarray:
+        """Causal posteriors (T, n_classes) from a fresh stream (what ``step`` returns)."""
+        check_is_fitted(self, self._fitted_attribute)
+        return self._run(self._new_stream(), self._X(X))
+
+    def reset(self) -> None:
+        """Forget the stream: the next ``step`` starts a new one."""
+        check_is_fitted(self, self._fitted_attribute)
+        self._stream = self._new_stream()
+
+    def step(self, x) -> np.ndarray:
+        """Posterior (n_classes,) after frame ``x``; equals ``filter`` row by row."""
+        if self._fitted_attribute not in self.__dict__:
+            raise NotFittedError("This %s instance is not fitted yet; call fit(sequences, "
+                                 "labels) or load a saved model first." % type(self).__name__)
+        x = self._validate_frame(x)
+        if np.isinf(x).any():
+            raise ValueError("a frame contains infinite values (NaN marks a missing reading)")
+        return self._run(self._stream, x.reshape(1, -1))[0]
+
+    def step_block(self, X) -> np.ndarray:
+        """Continue the stream over a block (n, n_features); posteriors (n, n_classes)."""
+        check_is_fitted(self, self._fitted_attribute)
+        return self._run(self._stream, self._X(X))
+
+
 class Recognizer(ABC):
     """Base class of every recognizer: parameters, validation, streaming, files.
 

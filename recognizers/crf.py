@@ -41,9 +41,9 @@ from tqdm import tqdm
 
 from recognizers.base import (
     Interval,
-    NotFittedError,
     Recognizer,
     RecognizerTags,
+    StreamRunMixin,
     StrOptions,
     _as_sequence_list,
     _check_sequence,
@@ -398,7 +398,7 @@ class _Problem:
 
 
 @register_recognizer
-class CRFRecognizer(Recognizer):
+class CRFRecognizer(StreamRunMixin, Recognizer):
     """The walker recognizer around :class:`LinearChainCRF` (parameters are the CRF's).
 
     Defaults differ from the CRF's in two places, chosen on simulated walker data
@@ -413,6 +413,7 @@ class CRFRecognizer(Recognizer):
     float features are used directly (standardised inside the model).
     """
 
+    _fitted_attribute = "crf_"
     kind = "crf"
     format_version = 1
     _parameter_constraints = _CONSTRAINTS
@@ -513,32 +514,7 @@ class CRFRecognizer(Recognizer):
         check_is_fitted(self, "crf_")
         return self.crf_.predict_proba_single(self._X(X))
 
-    def filter(self, X) -> np.ndarray:
-        """Causal posteriors ``p(y_t | x_1..t)`` (T, n_classes) from a fresh stream."""
-        check_is_fitted(self, "crf_")
-        return self._run(self._new_stream(), self._X(X))
-
     # -- streaming ------------------------------------------------------------------
-    def reset(self) -> None:
-        """Forget the stream (filter state and the feature window)."""
-        check_is_fitted(self, "crf_")
-        self._stream = self._new_stream()
-
-    def step(self, x) -> np.ndarray:
-        """Filtered posterior (n_classes,) after frame ``x``; equals ``filter`` row by row."""
-        if "crf_" not in self.__dict__:
-            raise NotFittedError("This CRFRecognizer instance is not fitted yet; call "
-                                 "fit(sequences, labels) or load a saved model first.")
-        x = self._validate_frame(x)
-        if np.isinf(x).any():
-            raise ValueError("a frame contains infinite values (NaN marks a missing reading)")
-        return self._run(self._stream, x.reshape(1, -1))[0]
-
-    def step_block(self, X) -> np.ndarray:
-        """Continue the stream over a block (n, n_features); posteriors (n, n_classes)."""
-        check_is_fitted(self, "crf_")
-        return self._run(self._stream, self._X(X))
-
     # -- persistence ----------------------------------------------------------------
     def _get_state(self) -> dict:
         crf = self.crf_

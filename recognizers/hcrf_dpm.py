@@ -28,8 +28,8 @@ import numbers
 
 import numpy as np
 
-from recognizers.base import (Interval, NotFittedError, Recognizer, RecognizerTags,
-                              check_is_fitted, register_recognizer)
+from recognizers.base import (Interval, Recognizer, RecognizerTags,
+                              StreamRunMixin, check_is_fitted, register_recognizer)
 from recognizers.crf import _Bool
 from recognizers.modelling import hcrfdpm_core
 from recognizers.modelling.hcrfdpm import HCRFDPM
@@ -84,7 +84,7 @@ def window_starts(T: int, window: int, hop: int) -> np.ndarray:
 
 
 @register_recognizer
-class HCRFDPMRecognizer(Recognizer):
+class HCRFDPMRecognizer(StreamRunMixin, Recognizer):
     """Sliding-window HCRF-DPM: hidden states shared by activities, their number learnt.
 
     Parameters
@@ -250,11 +250,6 @@ class HCRFDPMRecognizer(Recognizer):
         np.add.at(cover, starts + W, -1.0)
         return np.cumsum(acc, axis=0)[:T] / np.cumsum(cover)[:T, None]
 
-    def filter(self, X) -> np.ndarray:
-        """Causal posteriors (T, n_classes) from a fresh stream (what ``step`` returns)."""
-        check_is_fitted(self, "model_")
-        return self._run(self._new_stream(), self._X(X))
-
     # -- streaming ------------------------------------------------------------------
     def _new_stream(self) -> dict:
         return {"buf": np.zeros((int(self.window), self.n_features_in_)), "n": 0, "p": None}
@@ -285,25 +280,6 @@ class HCRFDPMRecognizer(Recognizer):
                 out[t + m - 1] = stream["p"]
             t += m
         return out
-
-    def reset(self) -> None:
-        """Forget the stream (the window buffer and the smoothed posterior)."""
-        check_is_fitted(self, "model_")
-        self._stream = self._new_stream()
-
-    def step(self, x) -> np.ndarray:
-        """Posterior (n_classes,) after frame ``x``; equals ``filter`` row by row."""
-        if "model_" not in self.__dict__:
-            raise NotFittedError("This HCRFDPMRecognizer instance is not fitted yet; call "
-                                 "fit(sequences, labels) or load a saved model first.")
-        x = self._validate_frame(x)
-        if np.isinf(x).any():
-            raise ValueError("a frame contains infinite values (NaN marks a missing reading)")
-        return self._run(self._stream, x.reshape(1, -1))[0]
-
-    def step_block(self, X) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self._run(self._stream, self._X(X))
 
     # -- persistence ----------------------------------------------------------------
     def _get_state(self) -> dict:

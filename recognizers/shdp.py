@@ -32,8 +32,8 @@ from collections import deque
 
 import numpy as np
 
-from recognizers.base import (Interval, NotFittedError, Recognizer, RecognizerTags,
-                              check_is_fitted, register_recognizer)
+from recognizers.base import (Interval, Recognizer, RecognizerTags,
+                              StreamRunMixin, check_is_fitted, register_recognizer)
 from recognizers.modelling.hdp import HDP
 from recognizers.modelling.shdp import SupervisedHDP
 from recognizers.motion_words import MotionCodebook, fit_codebook, subwindow_stats
@@ -57,7 +57,7 @@ def document_counts(words: np.ndarray, window: int, n_words: int) -> np.ndarray:
 
 
 @register_recognizer
-class SHDPRecognizer(Recognizer):
+class SHDPRecognizer(StreamRunMixin, Recognizer):
     """Supervised HDP over documents of motion words: topics shared by activities,
     their number learnt.
 
@@ -343,11 +343,6 @@ class SHDPRecognizer(Recognizer):
         out[n * S:] = post[-1]
         return out
 
-    def filter(self, X) -> np.ndarray:
-        """Causal posteriors (T, n_classes) from a fresh stream (what ``step`` returns)."""
-        check_is_fitted(self, "model_")
-        return self._run(self._new_stream(), self._X(X))
-
     # -- streaming ------------------------------------------------------------------------
     def _new_stream(self) -> dict:
         return {"buf": np.zeros((int(self.subwindow), self.n_features_in_)), "fill": 0,
@@ -381,25 +376,6 @@ class SHDPRecognizer(Recognizer):
                     stream["pending"].append(stream["counts"].copy())
             i += take
         return out
-
-    def reset(self) -> None:
-        """Forget the stream (the partial sub-window, the words and the posterior)."""
-        check_is_fitted(self, "model_")
-        self._stream = self._new_stream()
-
-    def step(self, x) -> np.ndarray:
-        """Posterior (n_classes,) after frame ``x``; equals ``filter`` row by row."""
-        if "model_" not in self.__dict__:
-            raise NotFittedError("This SHDPRecognizer instance is not fitted yet; call "
-                                 "fit(sequences, labels) or load a saved model first.")
-        x = self._validate_frame(x)
-        if np.isinf(x).any():
-            raise ValueError("a frame contains infinite values (NaN marks a missing reading)")
-        return self._run(self._stream, x.reshape(1, -1))[0]
-
-    def step_block(self, X) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self._run(self._stream, self._X(X))
 
     def learn_block(self, X) -> np.ndarray:
         """Continue the stream like :meth:`step_block` while learning from it: every
