@@ -492,24 +492,8 @@ def label_value_grad(indptr, counts, P, thetabar, labels, mu, grad):
         for k in range(K):
             for l in range(C):
                 Ex[k, l] = math.exp(mu[l, k] / N)
-        for l in range(C):
-            logG[l] = 0.0
-        for e in range(lo, hi):
-            for l in range(C):
-                s = 0.0
-                for k in range(K):
-                    s += P[e, k] * Ex[k, l]
-                g[e - lo, l] = s
-                logG[l] += counts[e] * math.log(s)
-        m = -np.inf
-        for l in range(C):
-            m = max(m, logG[l])
-        s = 0.0
-        for l in range(C):
-            s += math.exp(logG[l] - m)
-        logF = m + math.log(s)
-        for l in range(C):
-            w[l] = math.exp(logG[l] - logF)
+        _label_g(lo, hi, counts, P, Ex, g, logG, w)
+        logF = _lse(logG)
         s = 0.0
         for k in range(K):
             s += mu[y, k] * thetabar[d, k]

@@ -153,7 +153,28 @@ def fit_label_weights(mu0, value_grad, penalty, scale, max_iter):
     return res.x.reshape(shape)
 
 
-class SupervisedHDP(ClassifierMixin, HDP):
+class TopicSoftmaxMixin:
+    """Prediction of a softmax over a document's topic proportions, shared by
+    :class:`SupervisedHDP` (``mu_y . thetabar``, eq. 14, label terms dropped at test
+    time, P5) and :class:`~recognizers.modelling.slda.SupervisedLDA` (``eta_y . zbar``):
+    scores ``transform(X) @ coef_.T``."""
+
+    def decision_function(self, X) -> np.ndarray:
+        """(n_docs, C) scores ``coef_ . (topic proportions)``."""
+        check_is_fitted(self, "coef_")
+        return self.transform(X) @ self.coef_.T
+
+    def predict_proba(self, X) -> np.ndarray:
+        """(n_docs, C) softmax of :meth:`decision_function`."""
+        s = self.decision_function(X)
+        return np.exp(s - logsumexp(s, axis=1, keepdims=True))
+
+    def predict(self, X) -> np.ndarray:
+        """The best-scoring labels, from ``classes_``."""
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+
+class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
     """Supervised HDP classifier of bags of words (paper 002): the number of topics
     is learnt below the truncation, the labels shape the topics.
 
@@ -278,18 +299,3 @@ class SupervisedHDP(ClassifierMixin, HDP):
             self._init_state(M)
             self.coef_ = np.zeros((self.classes_.size, self.n_components))
         return self._online_step(M, labels, first)
-
-    # ---- prediction -----------------------------------------------------------------
-    def decision_function(self, X) -> np.ndarray:
-        """(n_docs, C) scores ``mu_y . thetabar`` with the label terms dropped (P5)."""
-        check_is_fitted(self, "coef_")
-        return self.transform(X) @ self.coef_.T
-
-    def predict_proba(self, X) -> np.ndarray:
-        """(n_docs, C) ``softmax_y(mu_y . thetabar)``."""
-        s = self.decision_function(X)
-        return np.exp(s - logsumexp(s, axis=1, keepdims=True))
-
-    def predict(self, X) -> np.ndarray:
-        """``argmax_y mu_y . thetabar`` (eq. 14) as labels from ``classes_``."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]

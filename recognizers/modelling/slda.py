@@ -24,19 +24,18 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
-from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.chain import _normalise_inplace
-from recognizers.modelling.hdp_core import (_label_w, _labelled_assignment_step,
+from recognizers.modelling.hdp_core import (_label_g, _labelled_assignment_step,
                                             label_value_grad)
 from recognizers.modelling.lda_core import _digamma
 from recognizers.modelling.perplexity import check_counts, check_vocabulary, heldout_perplexity
-from recognizers.modelling.shdp import (_check_classes, check_labels, encode_labels,
-                                        fit_label_weights)
+from recognizers.modelling.shdp import (TopicSoftmaxMixin, _check_classes, check_labels,
+                                        encode_labels, fit_label_weights)
 
 __all__ = ["SupervisedLDA", "slda_estep"]
 
@@ -93,16 +92,7 @@ def slda_estep(indptr, indices, counts, elog_beta, alpha, phi, gamma, fresh, max
                 mr[k] = mu[y, k] / N
                 for l in range(C):
                     Ex[k, l] = math.exp(mu[l, k] / N)
-            for l in range(C):
-                logG[l] = 0.0
-            for e in range(lo, hi):
-                for l in range(C):
-                    s = 0.0
-                    for k in range(K):
-                        s += phi[e, k] * Ex[k, l]
-                    g[e - lo, l] = s
-                    logG[l] += counts[e] * math.log(s)
-            _label_w(logG, w)
+            _label_g(lo, hi, counts, phi, Ex, g, logG, w)
         for it in range(max_iter):
             total = 0.0
             for k in range(K):
@@ -138,7 +128,7 @@ def slda_estep(indptr, indices, counts, elog_beta, alpha, phi, gamma, fresh, max
                 sstats[k, wd] += counts[e] * phi[e, k]
 
 
-class SupervisedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
+class SupervisedLDA(TopicSoftmaxMixin, ClassifierMixin, TransformerMixin, BaseEstimator):
     """Multi-class supervised LDA (Wang, Blei & Fei-Fei 2009) with K fixed topics.
 
     Parameters
@@ -332,20 +322,6 @@ class SupervisedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
         gamma = np.zeros((M.shape[0], self.n_components))
         self._estep(M, phi, gamma, True, None)
         return self._zbar(M, phi)
-
-    def decision_function(self, X) -> np.ndarray:
-        """(n_docs, C) scores ``eta_y . zbar``."""
-        check_is_fitted(self, "coef_")
-        return self.transform(X) @ self.coef_.T
-
-    def predict_proba(self, X) -> np.ndarray:
-        """(n_docs, C) ``softmax_y(eta_y . zbar)``."""
-        s = self.decision_function(X)
-        return np.exp(s - logsumexp(s, axis=1, keepdims=True))
-
-    def predict(self, X) -> np.ndarray:
-        """``argmax_y eta_y . zbar`` as labels from ``classes_``."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
 
     def perplexity(self, X) -> float:
         """Held-out perplexity by document completion (``heldout_perplexity``)."""
