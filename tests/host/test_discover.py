@@ -31,8 +31,12 @@ def test_discover_writes_a_track_matching_the_activities(free_recording):
     assert len(seg) == len(res.track)
     assert all(a[1] == pytest.approx(b[0]) for a, b in zip(seg, seg[1:]))
     assert 2 <= res.n_regimes <= 8
-    # far better than chance against the simulator's activities
-    assert res.error_vs_truth is not None and res.error_vs_truth < 0.5
+    # clearly better than the best constant labelling (every window the commonest
+    # activity) of the simulator's activities, annotation slop included
+    truth = tracks["simulator"].labels_at(np.array([(a[0] + a[1]) / 2 for a in seg]))
+    _, counts = np.unique(truth[truth != ""], return_counts=True)
+    constant_error = 1.0 - counts.max() / counts.sum()
+    assert res.error_vs_truth is not None and res.error_vs_truth < constant_error - 0.05
 
 
 def test_cli_discover_and_user_error(free_recording, capsys):
