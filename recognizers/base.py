@@ -238,6 +238,12 @@ class StreamRunMixin:
 
     _fitted_attribute = "model_"
 
+    def _X(self, X) -> np.ndarray:
+        X = self._validate_X(X, reset=False)
+        if np.isinf(X).any():
+            raise ValueError("X contains infinite values (NaN marks a missing reading)")
+        return X
+
     def filter(self, X) -> np.ndarray:
         """Causal posteriors (T, n_classes) from a fresh stream (what ``step`` returns)."""
         check_is_fitted(self, self._fitted_attribute)

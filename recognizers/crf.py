@@ -497,12 +497,6 @@ class CRFRecognizer(StreamRunMixin, Recognizer):
             stream["started"] = True
         return posts
 
-    def _X(self, X) -> np.ndarray:
-        X = self._validate_X(X, reset=False)
-        if np.isinf(X).any():
-            raise ValueError("X contains infinite values (NaN marks a missing reading)")
-        return X
-
     # -- inference ------------------------------------------------------------------
     def predict(self, X) -> np.ndarray:
         """Viterbi: the most probable activity sequence (T,) of str."""

@@ -227,12 +227,6 @@ class HCRFDPMRecognizer(StreamRunMixin, Recognizer):
         out[:, self.window_classes_] = np.exp(lp)
         return out
 
-    def _X(self, X) -> np.ndarray:
-        X = self._validate_X(X, reset=False)
-        if np.isinf(X).any():
-            raise ValueError("X contains infinite values (NaN marks a missing reading)")
-        return X
-
     def predict_proba(self, X) -> np.ndarray:
         """Per-frame average of the posteriors of all windows covering the frame, (T, C)."""
         check_is_fitted(self, "model_")

@@ -313,12 +313,6 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
             cache[key] = hit
         return hit
 
-    def _X(self, X) -> np.ndarray:
-        X = self._validate_X(X, reset=False)
-        if np.isinf(X).any():
-            raise ValueError("X contains infinite values (NaN marks a missing reading)")
-        return X
-
     def predict_proba(self, X) -> np.ndarray:
         """Per-frame average of the posteriors of all documents covering the frame, (T, C).
 

@@ -117,16 +117,8 @@ def raster_stack_columns(img, t, P, c_a, c_b, inv_dt, max_gap, row0, rows, lut, 
         c_a = c_b - R + 1
     if n == 0 or K == 0:
         return
-    centre = (c_a + 0.5) / inv_dt
-    lo = 0
-    hi = n
-    while lo < hi:  # first row after the first centre
-        mid = (lo + hi) // 2
-        if t[mid] <= centre:
-            lo = mid + 1
-        else:
-            hi = mid
-    i = lo - 1
+    # the last row at or before the first column's centre
+    i = np.searchsorted(t, (c_a + 0.5) / inv_dt, side="right") - 1
     for c in range(c_a, c_b + 1):
         centre = (c + 0.5) / inv_dt
         while i + 1 < n and t[i + 1] <= centre:
@@ -163,16 +155,8 @@ def raster_label_columns(img, t, codes, c_a, c_b, inv_dt, hold, row0, row1, lut,
         c_a = c_b - R + 1
     if n == 0:
         return
-    centre = (c_a + 0.5) / inv_dt
-    lo = 0
-    hi = n
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if t[mid] <= centre:
-            lo = mid + 1
-        else:
-            hi = mid
-    i = lo - 1
+    # the last row at or before the first column's centre
+    i = np.searchsorted(t, (c_a + 0.5) / inv_dt, side="right") - 1
     for c in range(c_a, c_b + 1):
         centre = (c + 0.5) / inv_dt
         while i + 1 < n and t[i + 1] <= centre:
