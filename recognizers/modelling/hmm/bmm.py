@@ -13,7 +13,7 @@ one product of Dirichlets:
 After each frame the exact posterior (a mixture over previous/current state of
 products of Dirichlets) is projected back onto one product by matching the
 first moments and one second moment of every Dirichlet (see
-:mod:`recognizers.modelling.bmm_core` for the update and its derivation).
+:mod:`recognizers.modelling.hmm.bmm_core` for the update and its derivation).
 
 Methods (``method=``):
 
@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from recognizers.base import NotFittedError
-from recognizers.modelling import bmm_core as _core
+from recognizers.modelling.hmm import bmm_core as _core
 from recognizers.modelling import chain as _chain
 from recognizers.modelling.dirichlet import SECOND_MOMENTS
 
@@ -62,8 +62,6 @@ __all__ = [
     "check_random_state",
     "validate_symbols",
     "split_lengths",
-    "sample_hmm",
-    "make_separable_hmm",
     "best_permutation_accuracy",
     "MultiSensorHMMInferenceMixin",
 ]
@@ -199,90 +197,6 @@ def _starts_mask(n_samples: int, offsets: np.ndarray) -> np.ndarray:
     starts = np.zeros(n_samples, dtype=np.bool_)
     starts[offsets] = True
     return starts
-
-
-# ---------------------------------------------------------------------------
-# synthetic data helpers (tests and benchmarks)
-# ---------------------------------------------------------------------------
-
-
-def sample_hmm(startprob, transmat, emissionprob, lengths, random_state=None):
-    """Sample ``(X, Z)`` from a multi-sensor categorical HMM.
-
-    ``emissionprob`` is ``(S, N, M)``; returns ``X`` ``(T, S)`` int64 and the
-    hidden states ``Z`` ``(T,)``.
-    """
-    rng = check_random_state(random_state)
-    pi = np.asarray(startprob, float)
-    A = np.asarray(transmat, float)
-    B = np.asarray(emissionprob, float)
-    S, N, M = B.shape
-    lengths = np.atleast_1d(np.asarray(lengths, dtype=np.int64))
-    T = int(lengths.sum())
-    Z = np.empty(T, dtype=np.int64)
-    cumA = np.cumsum(A, axis=1)
-    pos = 0
-    for L in lengths:
-        u = rng.random(L)
-        z = int(np.searchsorted(np.cumsum(pi), u[0] * pi.sum()))
-        Z[pos] = min(z, N - 1)
-        for t in range(1, L):
-            prev = Z[pos + t - 1]
-            Z[pos + t] = min(int(np.searchsorted(cumA[prev], u[t] * cumA[prev, -1])), N - 1)
-        pos += L
-    X = np.empty((T, S), dtype=np.int64)
-    cumB = np.cumsum(B, axis=2)
-    for s in range(S):
-        u = rng.random(T) * cumB[s, Z, -1]
-        rows = cumB[s, Z]  # (T, M)
-        X[:, s] = np.minimum((rows < u[:, None]).sum(1), M - 1)
-    return X, Z
-
-
-def make_separable_hmm(
-    n_states=8,
-    n_sensors=6,
-    n_symbols=15,
-    *,
-    self_transition=0.95,
-    peak=0.2,
-    noise_concentration=20.0,
-    random_state=None,
-):
-    """An HMM in the style of thesis 7.4: on sensor 0 every state ``y`` has its
-    own most likely symbol (the observation matrix is "full rank": for each ``y``
-    there is a symbol ``e`` with ``P(e | y) > P(e | y')`` for all ``y' != y``).
-
-    Emission rows are ``peak * 1_{e_y} + (1 - peak) * Dirichlet(noise_concentration)``
-    with distinct peak symbols ``e_y`` per sensor for sensor 0 and random
-    peaks on the other sensors; transitions stay in the same state with
-    probability ``self_transition``.  Returns ``(startprob, transmat, emissionprob)``.
-    """
-    rng = check_random_state(random_state)
-    N, S, M = n_states, n_sensors, n_symbols
-    if M < N:
-        raise ValueError("need n_symbols >= n_states for a separating sensor")
-    pi = rng.dirichlet(np.ones(N))
-    off = rng.dirichlet(np.ones(N - 1), size=N)
-    A = np.zeros((N, N))
-    for i in range(N):
-        A[i, i] = self_transition
-        A[i, np.arange(N) != i] = (1 - self_transition) * off[i]
-    B = np.empty((S, N, M))
-    for s in range(S):
-        peaks = rng.permutation(M)[:N] if s == 0 else rng.integers(0, M, size=N)
-        noise = rng.dirichlet(np.full(M, noise_concentration), size=N)
-        B[s] = (1 - peak) * noise
-        B[s, np.arange(N), peaks] += peak
-    # enforce the separating property on sensor 0 exactly
-    B0 = B[0]
-    for y in range(N):
-        e = int(np.argmax(B0[y]))
-        others = np.delete(B0[:, e], y)
-        if not np.all(B0[y, e] > others):
-            B0[y, e] = others.max() + 0.05
-            B0[y] /= B0[y].sum()
-    return pi, A, B
 
 
 def best_permutation_accuracy(y_true, y_pred, n_states=None):

@@ -1,5 +1,5 @@
 """The thesis's discrete multi-sensor HMM (Omar 2016, 6.2-6.4), supervised and
-unsupervised, and the hmmlearn-compatible HMM classes.
+unsupervised, with hmmlearn's categorical API.
 
 The hidden state is the activity; each feature column ("sensor") is
 discretised into equal-frequency bins (6.6, M = 20) and emits one symbol per
@@ -24,50 +24,27 @@ Layers:
   (``MultiCategoricalHMM(startprob, transmat, emissions)``, the supervised
   path) or hmmlearn-style (``MultiCategoricalHMM(n_components=7).fit(X,
   lengths)``: Baum-Welch, thesis 6.15-6.18, with random restarts);
-* :class:`CategoricalHMM`: hmmlearn's single-sensor model (same API);
-* :class:`CollapsedGibbsHMM`: the multi-sensor model learned by collapsed Gibbs
-  sampling (thesis 6.4.4, Alg 7, eq 6.20 corrected);
-* :class:`HMMRecognizer`: the walker recognizer (float features, str labels,
-  streaming, model files).
+* :class:`CategoricalHMM`: hmmlearn's single-sensor model (same API).
 
-The continuous-emission models :class:`GaussianHMM` and :class:`GMMHMM` live
-in :mod:`recognizers._gaussian_hmm` and are re-exported here, so switching from
-hmmlearn is a change of import::
+The same model learned by collapsed Gibbs sampling is
+:class:`recognizers.modelling.hmm.gibbs.CollapsedGibbsHMM`; the walker
+recognizer over it is :class:`recognizers.hmm_recognizer.HMMRecognizer`.
 
-    from recognizers.hmm import GaussianHMM, GMMHMM, CategoricalHMM, MultiCategoricalHMM
-
-Missing readings (NaN features) get the discretiser's missing symbol, which
-has log-likelihood 0 in every state: the sensor is left out of that frame.
+Symbol ``n_values[s]`` of sensor ``s`` means "missing" (the discretiser's
+symbol for a NaN reading): it has log-likelihood 0 in every state, so the
+sensor is left out of that frame.
 """
 from __future__ import annotations
 
 import dataclasses
 import numbers
-import warnings
 
 import numba
 import numpy as np
 
-from recognizers._gaussian_hmm import GMMHMM, GaussianHMM
-from recognizers._hmm_base import BaseHMM, parse_param_names
-from recognizers.base import (
-    Interval,
-    NotFittedError,
-    Recognizer,
-    RecognizerTags,
-    StrOptions,
-    _check_sequence,
-    check_is_fitted,
-    register_recognizer,
-)
-from recognizers.discretize import EqualFrequencyDiscretizer, _bin_row_into
-from recognizers.modelling import chain, gibbs
-from recognizers.modelling.chain import (
-    forward_init_into,
-    forward_step_into,
-    transition_exp_into,
-)
-from recognizers.modelling.em import ConvergenceWarning, check_random_state, dirichlet_log_prior
+from recognizers.base import NotFittedError
+from recognizers.modelling.em import dirichlet_log_prior
+from recognizers.modelling.hmm.base import BaseHMM, parse_param_names
 
 __all__ = [
     "CategoricalStats",
@@ -78,11 +55,6 @@ __all__ = [
     "normalize_counts",
     "MultiCategoricalHMM",
     "CategoricalHMM",
-    "CollapsedGibbsHMM",
-    "GaussianHMM",
-    "GMMHMM",
-    "ConvergenceWarning",
-    "HMMRecognizer",
 ]
 
 
@@ -151,88 +123,6 @@ def _accumulate_hard(sym, states, missing, counts):
             e = sym[t, s]
             if e != missing[s]:
                 counts[s, k, e] += 1.0
-
-
-_TINY_PROB = 1e-280  # below this the scaled step could have lost its dominant term
-
-
-@numba.njit(cache=True)
-def _hmm_frame(x, started, prev, out, edges, offsets, missing, log_table, log_pi, log_A,
-               exp_A, colmax, sym, ll, scratch, post):
-    """One frame of the live filter: bin, look up, filter; ``prev``/``out`` and
-    ``post`` hold the filtered posterior as probabilities.
-
-    The step runs in scaled probability space: ``out_j ∝ (sum_i prev_i exp_A[i, j])
-    exp(colmax_j + ll_j - max)``, K exps and no log per frame (the log-space step
-    took 3K exps and K logs: most of the filter's time in a replay, issue 22).  The
-    first frame, a normaliser below ``_TINY`` and evidence impossible in every state
-    go through the exact log-space step instead.
-    """
-    _bin_row_into(x, edges, offsets, missing, sym)
-    _emission_row_into(sym, log_table, ll)
-    k = out.shape[0]
-    if started:
-        m = -np.inf
-        for j in range(k):
-            v = colmax[j] + ll[j]
-            if v > m:
-                m = v
-        s = 0.0
-        if m > -np.inf:
-            for j in range(k):
-                out[j] = 0.0
-            for i in range(k):
-                p = prev[i]
-                if p == 0.0:
-                    continue
-                for j in range(k):
-                    out[j] += p * exp_A[i, j]
-            for j in range(k):
-                v = out[j] * np.exp(colmax[j] + ll[j] - m)
-                out[j] = v
-                s += v
-        if s > _TINY_PROB:
-            inv = 1.0 / s
-            for j in range(k):
-                out[j] *= inv
-                post[j] = out[j]
-            return 0.0
-        log_prev = np.empty(k)
-        for i in range(k):
-            log_prev[i] = np.log(prev[i]) if prev[i] > 0.0 else -np.inf
-        c = forward_step_into(log_prev, log_A, exp_A, colmax, ll, out, scratch)
-    else:
-        c = forward_init_into(log_pi, ll, out)
-    for j in range(k):
-        out[j] = np.exp(out[j])
-        post[j] = out[j]
-    return c
-
-
-@numba.njit(cache=True)
-def _hmm_run(X, started, alpha, cur, edges, offsets, missing, log_table, log_pi, log_A,
-             exp_A, colmax, sym, ll, scratch, posts):
-    """Filter frames X from state ``alpha[cur]`` (``started``); returns the new ``cur``.
-
-    ``alpha`` (2, K) is a ping-pong buffer: each frame reads ``alpha[cur]`` and
-    writes ``alpha[1 - cur]``.
-    """
-    for t in range(X.shape[0]):
-        nxt = 1 - cur
-        _hmm_frame(X[t], started, alpha[cur], alpha[nxt], edges, offsets, missing,
-                   log_table, log_pi, log_A, exp_A, colmax, sym, ll, scratch, posts[t])
-        started = True
-        cur = nxt
-    return cur
-
-
-@numba.njit(cache=True)
-def _hmm_step(x, started, alpha, cur, edges, offsets, missing, log_table, log_pi, log_A,
-              exp_A, colmax, sym, ll, scratch, post):
-    nxt = 1 - cur
-    _hmm_frame(x, started, alpha[cur], alpha[nxt], edges, offsets, missing, log_table,
-               log_pi, log_A, exp_A, colmax, sym, ll, scratch, post)
-    return nxt
 
 
 # --------------------------------------------------------------------------- parameters
@@ -521,7 +411,7 @@ class MultiCategoricalHMM(BaseHMM):
     missing reading (no evidence).  Several sequences are concatenated and
     described by ``lengths``.
 
-    Hyperparameters (hmmlearn names; see :class:`recognizers._hmm_base.BaseHMM`)
+    Hyperparameters (hmmlearn names; see :class:`recognizers.modelling.hmm.base.BaseHMM`)
     ---------------------------------------------------------------------------
     n_components : number of states (default 1, or taken from the parameters)
     n_values : (n_sensors,) ints, or None to use ``X.max(axis=0) + 1`` at fit
@@ -844,400 +734,3 @@ class CategoricalHMM(MultiCategoricalHMM):
             raise ValueError("emissionprob_ has %d symbols but n_features=%r"
                              % (em.n_values[0], self.n_features))
         return em
-
-
-class CollapsedGibbsHMM(MultiCategoricalHMM):
-    """Multi-sensor discrete HMM learned by collapsed Gibbs sampling (thesis 6.4.4, Alg 7).
-
-    Dirichlet priors on the start distribution, the transition rows and every
-    (state, sensor) emission row are integrated out; each sweep resamples
-    every ``y_t`` from eq 6.20 corrected (product over sensors, Dirichlet
-    pseudo-counts, counts without position ``t``, see
-    :mod:`recognizers.modelling.gibbs`).  After ``burn_in`` sweeps, the
-    posterior means of the parameters given every ``thin``-th sample are
-    averaged (the Rao-Blackwellised version of Alg 7's steps 6-7).
-
-    Parameters
-    ----------
-    n_components : number of states
-    n_values : per-sensor symbol counts, or None (from the data)
-    startprob_prior, transmat_prior, emissionprob_prior : Dirichlet
-        concentrations (> 0; scalars or arrays)
-    self_transition_prior : extra concentration on the diagonal of the
-        transition prior (a "sticky" prior for persistent activities)
-    n_sweeps : total sweeps per chain (thesis: 500)
-    burn_in : sweeps discarded (default ``n_sweeps // 2``)
-    thin : keep every ``thin``-th sweep after burn-in
-    n_chains : independent chains; the one with the highest mean post-burn-in
-        log joint is kept, and all enter the R-hat diagnostic
-    rhat_threshold : ``converged_`` is ``rhat_ <= rhat_threshold``
-    algorithm, random_state, verbose : as for :class:`MultiCategoricalHMM`
-
-    Attributes
-    ----------
-    startprob_, transmat_, emissions_ / emissionprob_ : posterior means
-    states_ : (n_samples,) the last sampled state path of the kept chain
-    log_joint_ : (n_chains, n_sweeps) log p(y, x) after every sweep (eq 6.19)
-    rhat_ : split-R-hat of the post-burn-in log-joint traces
-    geweke_z_ : (n_chains,) Geweke z-scores of the post-burn-in traces
-    converged_, n_iter_ (= n_sweeps)
-    """
-
-    _not_params = frozenset()
-    params = "ste"
-
-    def __init__(self, n_components=1, *, n_values=None, startprob_prior=1.0,
-                 transmat_prior=1.0, emissionprob_prior=1.0, self_transition_prior=0.0,
-                 n_sweeps=500, burn_in=None, thin=1, n_chains=1, rhat_threshold=1.1,
-                 algorithm="viterbi", random_state=None, verbose=False):
-        self.n_components = n_components
-        self.n_values = n_values
-        self.startprob_prior = startprob_prior
-        self.transmat_prior = transmat_prior
-        self.emissionprob_prior = emissionprob_prior
-        self.self_transition_prior = self_transition_prior
-        self.n_sweeps = n_sweeps
-        self.burn_in = burn_in
-        self.thin = thin
-        self.n_chains = n_chains
-        self.rhat_threshold = rhat_threshold
-        self.algorithm = algorithm
-        self.random_state = random_state
-        self.verbose = verbose
-
-    init_params = "ste"
-    implementation = "log"
-
-    def _validate_hyperparams(self) -> None:
-        def pos_int(v, name, low):
-            if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)) \
-                    or v < low:
-                raise ValueError("%s must be an int >= %d, got %r" % (name, low, v))
-        pos_int(self.n_components, "n_components", 1)
-        pos_int(self.n_sweeps, "n_sweeps", 1)
-        pos_int(self.thin, "thin", 1)
-        pos_int(self.n_chains, "n_chains", 1)
-        if self.burn_in is not None:
-            pos_int(self.burn_in, "burn_in", 0)
-            if self.burn_in >= self.n_sweeps:
-                raise ValueError("burn_in (%r) must be smaller than n_sweeps (%r)"
-                                 % (self.burn_in, self.n_sweeps))
-        if self.algorithm not in ("viterbi", "map"):
-            raise ValueError("algorithm must be 'viterbi' or 'map', got %r" % (self.algorithm,))
-        for name in ("startprob_prior", "transmat_prior", "emissionprob_prior"):
-            a = np.asarray(getattr(self, name), dtype=np.float64)
-            if not np.isfinite(a).all() or np.any(a <= 0):
-                raise ValueError("%s must be finite and > 0 (a Dirichlet concentration)" % name)
-        k = self.self_transition_prior
-        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not k >= 0:
-            raise ValueError("self_transition_prior must be a real number >= 0, got %r" % (k,))
-        r = self.rhat_threshold
-        if isinstance(r, bool) or not isinstance(r, numbers.Real) or not r >= 1:
-            raise ValueError("rhat_threshold must be a real number >= 1, got %r" % (r,))
-        self._check_emission_hyperparams()
-
-    def fit(self, X, lengths=None):
-        """Run ``n_chains`` collapsed Gibbs chains; returns ``self``."""
-        self._validate_hyperparams()
-        X = self._validate_X(X, fit=True)
-        offsets = chain.lengths_to_offsets(len(X), lengths)
-        nv = self._fit_n_values
-        K = int(self.n_components)
-        burn_in = self.n_sweeps // 2 if self.burn_in is None else int(self.burn_in)
-        trans_prior = np.broadcast_to(np.asarray(self.transmat_prior, dtype=np.float64),
-                                      (K, K)) + float(self.self_transition_prior) * np.eye(K)
-        rng = check_random_state(self.random_state)
-        results = []
-        for c in range(int(self.n_chains)):
-            results.append(gibbs.collapsed_gibbs(
-                X, offsets, nv, K, n_sweeps=int(self.n_sweeps), burn_in=burn_in,
-                thin=int(self.thin), start_prior=self.startprob_prior,
-                transmat_prior=trans_prior, emission_prior=self.emissionprob_prior, rng=rng,
-                verbose=bool(self.verbose)))
-        traces = np.array([r.log_joint for r in results])
-        kept = traces[:, burn_in:]
-        best = int(np.argmax(kept.mean(axis=1)))
-        r = results[best]
-        self.startprob_ = r.startprob
-        self.transmat_ = r.transmat
-        self.emissions_ = CategoricalEmissions(r.emissionprob, nv)
-        self.states_ = r.states
-        self.log_joint_ = traces
-        self.rhat_ = gibbs.split_rhat(kept)
-        self.geweke_z_ = np.array([gibbs.geweke_z(t) for t in kept])
-        self.converged_ = bool(self.rhat_ <= self.rhat_threshold)
-        self.n_iter_ = int(self.n_sweeps)
-        if not self.converged_:
-            warnings.warn("CollapsedGibbsHMM: split-R-hat of the log joint is %.3f > %.3f; the "
-                          "chain may not have converged (raise n_sweeps / burn_in)"
-                          % (self.rhat_, self.rhat_threshold), ConvergenceWarning,
-                          stacklevel=2)
-        return self
-
-
-# --------------------------------------------------------------------------- recognizer
-
-
-@register_recognizer
-class HMMRecognizer(Recognizer):
-    """Supervised discrete multi-sensor HMM over equal-frequency bins (thesis 6.2-6.6).
-
-    Parameters
-    ----------
-    n_bins : int, default 20
-        Bins per feature (the thesis's M).
-    tau : float, default 4000.0
-        Persistence of eq 6.13 (used with ``transitions="persistence"``).
-    transitions : {"persistence", "counts"}
-        Transition model: eq 6.13, or counted transitions with pseudo-counts.
-    pseudocount : float, default 1.0
-        Dirichlet pseudo-count added to every start, transition (``"counts"``)
-        and emission count; must be > 0 so unseen bins keep non-zero probability.
-
-    Attributes
-    ----------
-    classes_ : (K,) str, sorted activity codes
-    n_features_in_ : int
-    feature_set_ : str or None, as passed to ``fit``
-    discretizer_ : :class:`EqualFrequencyDiscretizer`
-    model_ : :class:`MultiCategoricalHMM`
-    startprob_, transmat_, emissionprob_ : the model's parameters
-
-    ``predict`` is Viterbi, ``predict_proba`` forward-backward, ``filter`` and
-    ``step`` the online filter (eq 6.5/6.6).
-    """
-
-    kind = "hmm"
-    format_version = 1
-    _parameter_constraints = {
-        "n_bins": [Interval(numbers.Integral, 1, None, closed="left")],
-        "tau": [Interval(numbers.Real, 0, None, closed="neither")],
-        "transitions": [StrOptions({"persistence", "counts"})],
-        "pseudocount": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
-    _tags = RecognizerTags(supports_streaming=True, supports_partial_fit=False,
-                           requires_labels=True)
-
-    def __init__(self, *, n_bins=20, tau=4000.0, transitions="persistence", pseudocount=1.0):
-        self.n_bins = n_bins
-        self.tau = tau
-        self.transitions = transitions
-        self.pseudocount = pseudocount
-
-    def __recognizer_is_fitted__(self) -> bool:
-        return "model_" in self.__dict__
-
-    # -- fitting ----------------------------------------------------------------
-    def fit(self, sequences, labels=None, *, feature_set=None):
-        """Count-based supervised fit; returns ``self``."""
-        self._validate_params()
-        Xs, ys = self._validate_fit_data(sequences, labels)
-        disc = EqualFrequencyDiscretizer(n_bins=int(self.n_bins)).fit(np.concatenate(Xs))
-        symbols = [disc.transform(X) for X in Xs]
-        states = [np.searchsorted(self.classes_, y) for y in ys]
-        counts = count_supervised(symbols, states, len(self.classes_), disc.n_bins_)
-        return self._set_fitted(disc, counts, feature_set)
-
-    def fit_streamed(self, source, *, feature_set=None):
-        """:meth:`fit` on a source read one sequence at a time (``recognizers.sources``).
-
-        Gives exactly the model ``fit`` gives on the same sequences, holding one
-        sequence and one feature column of the training data in memory, never all of
-        it: the classes from the labels, the bin edges column by column
-        (``source.column``), then the counts sequence by sequence.
-        """
-        self._validate_params()
-        n = len(source)
-        if n == 0:
-            raise ValueError("fit needs at least one sequence")
-        classes = np.unique(np.concatenate([np.asarray(source.labels(i)).astype(str)
-                                            for i in range(n)]))
-        if classes.size == 0:
-            raise ValueError("fit needs at least one labelled frame")
-        first = _check_sequence(source[0].X, "sequences[0]")
-        n_features = first.shape[1]
-        del first
-        disc = EqualFrequencyDiscretizer(n_bins=int(self.n_bins)).fit_columns(
-            source.column, n_features)
-        counts = SupervisedCounts.zeros(classes.size, disc.n_bins_)
-        for i in range(n):
-            item = source[i]
-            X = _check_sequence(item.X, "sequences[%d]" % i)
-            if X.shape[1] != n_features:
-                raise ValueError("sequences[%d] has %d features, sequences[0] has %d"
-                                 % (i, X.shape[1], n_features))
-            y = np.asarray(item.y)
-            if y.ndim != 1 or y.shape[0] != X.shape[0]:
-                raise ValueError("labels[%d] has shape %s but sequences[%d] has %d frames"
-                                 % (i, y.shape, i, X.shape[0]))
-            counts.add(disc.transform(X), np.searchsorted(classes, y.astype(str)))
-        self.n_features_in_ = n_features
-        self.classes_ = classes
-        return self._set_fitted(disc, counts, feature_set)
-
-    def _set_fitted(self, disc, counts, feature_set):
-        self.discretizer_ = disc
-        self.model_ = MultiCategoricalHMM.from_counts(
-            counts, pseudocount=float(self.pseudocount), transitions=self.transitions,
-            tau=float(self.tau))
-        self.feature_set_ = feature_set
-        self._build_runtime()
-        return self
-
-    @property
-    def startprob_(self) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self.model_.startprob_
-
-    @property
-    def transmat_(self) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self.model_.transmat_
-
-    @property
-    def emissionprob_(self) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self.model_.emissionprob_
-
-    def _build_runtime(self) -> None:
-        """Arrays the compiled filter reads, and the streaming buffers."""
-        m = self.model_
-        K = m.n_components
-        self._log_pi = m.log_startprob_
-        self._log_A = m.log_transmat_
-        self._exp_A = np.empty((K, K))
-        self._colmax = np.empty(K)
-        transition_exp_into(self._log_A, self._exp_A, self._colmax)
-        self._log_table = m.emissions_.log_table
-        self._edges, self._offsets, self._missing = self.discretizer_.kernel_args
-        self._alpha = np.zeros((2, K))
-        self._sym = np.zeros(self.n_features_in_, dtype=np.int64)
-        self._ll = np.zeros(K)
-        self._scratch = np.zeros(K)
-        self.reset()
-
-    # -- inference ----------------------------------------------------------------
-    def _log_lik(self, X) -> np.ndarray:
-        X = self._validate_X(X, reset=False)
-        sym = self.discretizer_.transform(X)
-        out = np.empty((X.shape[0], self.model_.n_components))
-        _emission_rows_into(sym, self._log_table, out)
-        return out
-
-    def predict(self, X) -> np.ndarray:
-        """Viterbi: the most probable activity sequence (T,) of str."""
-        ll = self._log_lik(X)
-        path = chain.viterbi(self._log_pi, self._log_A, ll).path
-        return self.classes_[path]
-
-    def predict_proba(self, X) -> np.ndarray:
-        """Forward-backward posteriors ``p(y_t | x_1..T)`` (T, n_classes)."""
-        ll = self._log_lik(X)
-        return chain.smooth(self._log_pi, self._log_A, ll).posterior
-
-    def score(self, X) -> float:
-        """``log p(symbols of X)`` under the model."""
-        ll = self._log_lik(X)
-        return chain.forward(self._log_pi, self._log_A, ll).loglik
-
-    def filter(self, X) -> np.ndarray:
-        """Filtered posteriors ``p(y_t | x_1..t)`` (T, n_classes) from a fresh start.
-
-        Does not touch the streaming state.
-        """
-        X = self._validate_X(X, reset=False)
-        K = self.model_.n_components
-        posts = np.empty((X.shape[0], K))
-        alpha = np.zeros((2, K))
-        _hmm_run(X, False, alpha, 0, self._edges, self._offsets, self._missing,
-                 self._log_table, self._log_pi, self._log_A, self._exp_A, self._colmax,
-                 np.zeros(X.shape[1], dtype=np.int64), np.zeros(K), np.zeros(K), posts)
-        return posts
-
-    # -- streaming ----------------------------------------------------------------
-    def reset(self) -> None:
-        """Forget the stream; the next frame is treated as the first."""
-        check_is_fitted(self, "model_")
-        self._started = False
-        self._cur = 0
-
-    def step(self, x) -> np.ndarray:
-        """Filtered posterior (n_classes,) after frame ``x`` (n_features,).
-
-        Equals ``filter(X)[t]`` exactly for the t-th frame since ``reset``.
-        """
-        if "model_" not in self.__dict__:
-            check_is_fitted(self, "model_")
-        x = np.asarray(x, dtype=np.float64)
-        if x.shape != self._sym.shape:
-            self._validate_frame(x)
-        post = np.empty(self._ll.shape[0])
-        self._cur = _hmm_step(x, self._started, self._alpha, self._cur, self._edges,
-                              self._offsets, self._missing, self._log_table, self._log_pi,
-                              self._log_A, self._exp_A, self._colmax, self._sym, self._ll,
-                              self._scratch, post)
-        self._started = True
-        return post
-
-    def step_block(self, X) -> np.ndarray:
-        """Continue the stream over a block (n, n_features); posteriors (n, n_classes)."""
-        X = self._validate_X(X, reset=False)
-        posts = np.empty((X.shape[0], self.model_.n_components))
-        if X.shape[0]:
-            self._cur = _hmm_run(X, self._started, self._alpha, self._cur, self._edges,
-                                 self._offsets, self._missing, self._log_table, self._log_pi,
-                                 self._log_A, self._exp_A, self._colmax, self._sym,
-                                 self._ll, self._scratch, posts)
-            self._started = True
-        return posts
-
-    # -- sample rate ----------------------------------------------------------------
-    def _rate_dependent_seconds(self, rate_hz: float) -> dict:
-        from recognizers.rates import mean_stay_s
-
-        stays = mean_stay_s(self.model_.transmat_, rate_hz)
-        return {"mean_stay": {str(c): float(s) for c, s in zip(self.classes_, stays)}}
-
-    def _convert_rate(self, factor: float) -> None:
-        """Transitions become the ``factor``-th root (the dynamics in seconds kept);
-        emissions are per frame of physical values and stay; ``tau`` follows."""
-        from recognizers.rates import persistence_tau_at_rate, transmat_at_rate
-
-        m = self.model_
-        self.model_ = MultiCategoricalHMM(m.startprob_, transmat_at_rate(m.transmat_, factor),
-                                          m.emissions_)
-        if self.transitions == "persistence":
-            self.tau = persistence_tau_at_rate(float(self.tau), m.n_components, factor)
-        self._build_runtime()
-
-    # -- persistence ----------------------------------------------------------------
-    def _get_state(self) -> dict[str, np.ndarray]:
-        d = self.discretizer_.to_arrays()
-        return {
-            "discretizer_edges": d["edges"],
-            "discretizer_offsets": d["offsets"],
-            "startprob": self.model_.startprob_,
-            "transmat": self.model_.transmat_,
-            "emissionprob": self.model_.emissionprob_,
-            "n_values": self.model_.n_values_,
-        }
-
-    def _set_state(self, arrays) -> None:
-        disc = EqualFrequencyDiscretizer.from_arrays(
-            {"edges": arrays["discretizer_edges"], "offsets": arrays["discretizer_offsets"]},
-            n_bins=self.n_bins)
-        n_values = np.asarray(arrays["n_values"])
-        if not np.array_equal(n_values, disc.n_bins_):
-            raise ValueError("emission symbols %s do not match the discretiser's bins %s"
-                             % (n_values.tolist(), disc.n_bins_.tolist()))
-        if disc.n_features_in_ != self.n_features_in_:
-            raise ValueError("discretiser has %d features, header says %d"
-                             % (disc.n_features_in_, self.n_features_in_))
-        model = MultiCategoricalHMM(arrays["startprob"], arrays["transmat"],
-                                    CategoricalEmissions(arrays["emissionprob"], n_values))
-        if model.n_components != len(self.classes_):
-            raise ValueError("model has %d states but %d classes"
-                             % (model.n_components, len(self.classes_)))
-        self.discretizer_ = disc
-        self.model_ = model
-        self._build_runtime()
