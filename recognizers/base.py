@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+import sklearn.exceptions
 
 __all__ = [
     "ModelFormatError",
@@ -70,8 +71,13 @@ class ModelFormatError(ValueError):
     """A model file that is not one, or of another kind or version than asked for."""
 
 
-class NotFittedError(ValueError, AttributeError):
-    """A recognizer was used before ``fit`` (or ``load``)."""
+class NotFittedError(sklearn.exceptions.NotFittedError):
+    """A recognizer or estimator was used before ``fit`` (or ``load``).
+
+    A subclass of scikit-learn's :class:`sklearn.exceptions.NotFittedError` (itself a
+    ``ValueError`` and an ``AttributeError``), so ``except`` clauses written for
+    either library catch it.
+    """
 
 
 @dataclasses.dataclass(slots=True, frozen=True)

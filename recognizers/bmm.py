@@ -6,11 +6,11 @@ re-exports them.
 """
 from recognizers.base import NotFittedError
 from recognizers.modelling.datasets import make_separable_hmm, sample_hmm
+from recognizers.modelling.em import check_random_state
 from recognizers.modelling.hmm.bmm import (
     BMMHMM,
     MultiSensorHMMInferenceMixin,
     best_permutation_accuracy,
-    check_random_state,
     split_lengths,
     validate_symbols,
 )

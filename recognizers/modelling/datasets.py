@@ -76,7 +76,7 @@ def topic_recovery(learned_topic_word, true_topic_word):
 def make_labelled_bars(n_docs: int = 600, doc_length: int = 100, n_words: int = 50,
                        n_topics: int = 6, n_classes: int = 3, doc_concentration: float = 1.0,
                        label_scale: float = 10.0, random_state=0):
-    """Planted topics with labels (digest 002-6): ``(X, y, thetabar, topic_word, mu)``.
+    """Planted topics with labels: ``(X, y, thetabar, topic_word, mu)``.
 
     ``n_topics`` "bar" topics, each uniform over one of ``n_topics`` contiguous,
     disjoint blocks of the ``n_words`` words (``numpy.array_split``: 9, 9, 8, 8, 8, 8
@@ -84,8 +84,13 @@ def make_labelled_bars(n_docs: int = 600, doc_length: int = 100, n_words: int = 
     equally weighted atoms: ``pi_d ~ DP(alpha_0, G_0)``, i.e. ``Dir(alpha_0 / n_topics)``,
     then ``doc_length`` words.  ``thetabar`` (n_docs, n_topics) is each document's
     empirical topic frequency of its words, and the label ``y_d ~ softmax(mu thetabar_d)``
-    (paper 002's eqs. 4-5) with ``mu[l, k] = label_scale`` when ``k % n_classes == l``
+    (eqs. 4-5 of Zhang et al.) with ``mu[l, k] = label_scale`` when ``k % n_classes == l``
     (class l loads on topics l, l + C, ...).  ``X`` is a dense int64 count matrix.
+
+    References
+    ----------
+    Zhang, Ek, Gratal, Pokorny and Kjellström, "Supervised Hierarchical Dirichlet
+    Processes with Variational Inference", ICCV Workshops, 2013.
     """
     if n_topics < 1 or n_words < n_topics or n_docs < 1 or n_classes < 2:
         raise ValueError("need n_words >= n_topics >= 1, n_docs >= 1 and n_classes >= 2")
@@ -197,11 +202,16 @@ def make_separable_hmm(
 
 
 def make_two_hmm_task(rng, n: int, T: int = 30):
-    """Paper 000's synthetic task (digest 000-6): ``n`` sequences of ``T`` frames, labels
+    """The synthetic task of Bousmalis et al.: ``n`` sequences of ``T`` frames, labels
     alternating 0/1, drawn from two 1-D Gaussian HMMs of four states each that share two
     of their states (means 0..10, sd 0.5, stay 0.7). Returns ``(X, y)``: a list of
     (T, 1) arrays scaled to about [-1, 1] (signed: encode with ``encode_signed``) and
     an int array of labels.
+
+    References
+    ----------
+    Bousmalis, Zafeiriou, Morency, Pantic and Ghahramani, "Variational Hidden Conditional
+    Random Fields with Coupled Dirichlet Process Mixtures", ECML PKDD, 2013.
     """
     means = np.array([0, 2, 4, 6, 8, 10.0])
     A = np.full((4, 4), 0.1)

@@ -92,7 +92,12 @@ def hungarian_error(states, labels) -> float:
     """Segmentation error after one-to-one (Hungarian) matching of states to labels.
 
     Frames in states left unmatched (more states than labels) count as errors,
-    as in paper 001's segmentation error.
+    as in the segmentation error of Chatzis and Kosmopoulos.
+
+    References
+    ----------
+    Chatzis and Kosmopoulos, "A Latent Manifold Markovian Dynamics Gaussian Process",
+    IEEE Transactions on Neural Networks and Learning Systems 26(1), 2015.
     """
     states = np.asarray(states, dtype=np.int64)
     labels = np.asarray(labels, dtype=np.int64)

@@ -14,7 +14,7 @@ sum to one exactly.  Variational factors are ``q(v_k) = Beta(a_k, b_k)``;
 ``a`` and ``b`` have shape ``(..., L - 1)`` (leading axes index independent
 sticks) and every function returns weights of shape ``(..., L)``.
 
-Closed forms (digest section 0)::
+Closed forms::
 
     E[log v]      = psi(a) - psi(a + b)
     E[log (1-v)]  = psi(b) - psi(a + b)

@@ -35,6 +35,7 @@ import numbers
 
 import numpy as np
 import scipy.optimize
+from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
@@ -86,7 +87,7 @@ _CONSTRAINTS = {
 # --------------------------------------------------------------------------- the CRF
 
 
-class LinearChainCRF:
+class LinearChainCRF(BaseEstimator):
     """Linear-chain CRF over dense float features (sklearn-crfsuite style).
 
     Parameters
@@ -123,6 +124,12 @@ class LinearChainCRF:
 
     _parameter_constraints = _CONSTRAINTS
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False  # a list of (T_i, n_features) sequences
+        tags.target_tags.required = True  # a list of label sequences
+        return tags
+
     def __init__(self, *, thresholds="ks", raw=True, window=0, transitions="full", c1=0.0,
                  c2=1.0, max_iterations=100, tol=1e-7, verbose=False):
         self.thresholds = thresholds
@@ -134,23 +141,6 @@ class LinearChainCRF:
         self.max_iterations = max_iterations
         self.tol = tol
         self.verbose = verbose
-
-    # -- parameters -------------------------------------------------------------
-    def get_params(self, deep: bool = True) -> dict:
-        """Constructor parameters by name."""
-        return {name: getattr(self, name) for name in sorted(_CONSTRAINTS)}
-
-    def set_params(self, **params):
-        """Set constructor parameters; returns self."""
-        for key, value in params.items():
-            if key not in _CONSTRAINTS:
-                raise ValueError("invalid parameter %r for LinearChainCRF; valid parameters "
-                                 "are %s" % (key, sorted(_CONSTRAINTS)))
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        return "LinearChainCRF(%s)" % ", ".join("%s=%r" % kv for kv in self.get_params().items())
 
     # -- data -------------------------------------------------------------------
     def _check_X(self, X, name) -> np.ndarray:

@@ -29,19 +29,21 @@ Differences from hmmlearn (deliberate):
 """
 from __future__ import annotations
 
-import inspect
 import logging
 import numbers
 import warnings
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_array
 
 from recognizers.base import NotFittedError
 from recognizers.modelling import chain, em
 from recognizers.modelling.em import ConvergenceMonitor, ConvergenceWarning, check_random_state
 
-__all__ = ["BaseHMM", "parse_param_names", "kmeans"]
+__all__ = ["BaseHMM", "check_observations", "parse_param_names", "kmeans"]
 
 #: hmmlearn reports initialisation notices through logging, not warnings; so do we.
 _logger = logging.getLogger("recognizers.hmm")
@@ -101,6 +103,22 @@ def kmeans(X, k: int, rng, n_iter: int = 20, max_points: int = 20000,
     return np.ascontiguousarray(km.cluster_centers_)
 
 
+def check_observations(X) -> np.ndarray:
+    """An HMM's observations through scikit-learn's :func:`~sklearn.utils.check_array`.
+
+    Refuses sparse, complex and non-numeric input with scikit-learn's messages and
+    turns object arrays of numbers into numbers; shape, dtype and range are left to
+    the model (integer symbols, finite reals), which knows what it takes.
+    """
+    if scipy.sparse.issparse(X):
+        check_array(X, accept_sparse=False)  # raises scikit-learn's "dense data is required"
+    arr = np.asarray(X)
+    if arr.dtype.kind not in "cO":
+        return arr  # numbers (or strings, which the model refuses in its own words)
+    return check_array(arr, accept_sparse=False, dtype="numeric", ensure_2d=False,
+                       allow_nd=True, ensure_all_finite=False, ensure_min_samples=0)
+
+
 def _log(p) -> np.ndarray:
     with np.errstate(divide="ignore"):
         return np.log(p)
@@ -125,7 +143,7 @@ def _check_prior(value, name, shape) -> np.ndarray:
     return arr
 
 
-class BaseHMM:
+class BaseHMM(BaseEstimator):
     """Start/transition handling, validation, inference, sampling and EM driving.
 
     Subclasses provide the emission part through a few hooks
@@ -139,39 +157,17 @@ class BaseHMM:
     #: Constructor arguments that are not hyperparameters (excluded from get_params).
     _not_params: ClassVar[frozenset] = frozenset()
 
-    # -- hyperparameters (sklearn-style, without depending on sklearn) -------------
+    # -- hyperparameters (scikit-learn's get_params/set_params/repr) ---------------
     @classmethod
     def _get_param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return sorted(p.name for p in sig.parameters.values()
-                      if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
-                      and p.name not in cls._not_params)
+        # The constructor arguments minus those that are not hyperparameters
+        # (``_not_params``: parameters passed to build a model directly).
+        return [name for name in super()._get_param_names() if name not in cls._not_params]
 
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        valid = set(self._get_param_names())
-        for key, value in params.items():
-            if key not in valid:
-                raise ValueError("invalid parameter %r for %s; valid parameters are %s"
-                                 % (key, type(self).__name__, sorted(valid)))
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        sig = inspect.signature(type(self).__init__)
-        shown = []
-        for name in self._get_param_names():
-            value = getattr(self, name)
-            default = sig.parameters[name].default
-            try:
-                same = bool(value == default)
-            except Exception:
-                same = value is default
-            if not same:
-                shown.append("%s=%r" % (name, value))
-        return "%s(%s)" % (type(self).__name__, ", ".join(shown))
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False  # unsupervised: fit(X, lengths)
+        return tags
 
     def _param_names(self) -> frozenset:
         return frozenset(("startprob", "transmat") + self._emission_names)
@@ -433,6 +429,7 @@ class BaseHMM:
         """
         self._validate_hyperparams()
         X = self._validate_X(X, fit=True)
+        self.n_features_in_ = X.shape[1]
         offsets = chain.lengths_to_offsets(len(X), lengths)
         lens = np.diff(offsets)
         names = self._param_names()

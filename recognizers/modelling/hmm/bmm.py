@@ -44,14 +44,16 @@ simplex), with weight ``prior_asymmetry``; :meth:`BMMHMM.fit` lets
 
 from __future__ import annotations
 
-import inspect
 import json
 import numbers
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from recognizers.base import NotFittedError
+from recognizers.modelling.em import check_random_state
+from recognizers.modelling.hmm.base import check_observations
 from recognizers.modelling.hmm import bmm_core as _core
 from recognizers.modelling import chain as _chain
 from recognizers.modelling.dirichlet import SECOND_MOMENTS
@@ -59,7 +61,6 @@ from recognizers.modelling.dirichlet import SECOND_MOMENTS
 __all__ = [
     "BMMHMM",
     "NotFittedError",
-    "check_random_state",
     "validate_symbols",
     "split_lengths",
     "best_permutation_accuracy",
@@ -68,58 +69,6 @@ __all__ = [
 
 _FORMAT = "walkerlab.bmmhmm"
 _FORMAT_VERSION = 1
-
-
-# ---------------------------------------------------------------------------
-# small contract helpers (BMMHMM is hmmlearn-shaped, not a labelled
-# recognizers.base.Recognizer, so it carries its own get/set_params)
-# ---------------------------------------------------------------------------
-
-
-def check_random_state(seed) -> np.random.Generator:
-    if seed is None or isinstance(seed, numbers.Integral):
-        return np.random.default_rng(seed)
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if isinstance(seed, np.random.RandomState):
-        return np.random.default_rng(seed.randint(0, 2**31 - 1))
-    raise ValueError(f"random_state must be None, an int or a numpy Generator, got {seed!r}")
-
-
-class _ParamsMixin:
-    @classmethod
-    def _get_param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return sorted(p.name for p in sig.parameters.values() if p.name != "self")
-
-    def get_params(self, deep: bool = True) -> dict:
-        return {k: getattr(self, k) for k in self._get_param_names()}
-
-    def set_params(self, **params):
-        valid = self._get_param_names()
-        for k, v in params.items():
-            if k not in valid:
-                raise ValueError(f"invalid parameter {k!r} for {type(self).__name__}")
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self) -> str:
-        sig = inspect.signature(type(self).__init__)
-        parts = []
-        for name, p in sig.parameters.items():
-            if name == "self":
-                continue
-            v = getattr(self, name)
-            if p.default is inspect.Parameter.empty or not _same(v, p.default):
-                parts.append(f"{name}={v!r}")
-        return f"{type(self).__name__}({', '.join(parts)})"
-
-
-def _same(a, b) -> bool:
-    try:
-        return bool(a == b) if not isinstance(a, np.ndarray) else False
-    except Exception:
-        return False
 
 
 # ---------------------------------------------------------------------------
@@ -134,9 +83,7 @@ def validate_symbols(X, n_features=None, n_symbols=None, *, name="X") -> np.ndar
             f"{name} must be one (n_samples, n_sensors) array; concatenate the "
             "sequences and pass lengths="
         )
-    arr = np.asarray(X)
-    if arr.dtype == object:
-        raise TypeError(f"{name} must be a numeric array of integer symbols")
+    arr = np.asarray(check_observations(X))
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must be 2-D (n_samples, n_sensors), got shape {arr.shape}; "
@@ -289,6 +236,13 @@ class MultiSensorHMMInferenceMixin:
     The recursions are :mod:`recognizers.modelling.chain`'s.
     """
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True  # integer symbols, one column per sensor
+        tags.input_tags.positive_only = True
+        tags.target_tags.required = False  # unsupervised: fit(X, lengths)
+        return tags
+
     def _loglik(self, X, lengths):
         self._check_fitted()
         X = validate_symbols(X, self.n_features_in_, self.n_symbols_)
@@ -339,7 +293,7 @@ class MultiSensorHMMInferenceMixin:
 # ---------------------------------------------------------------------------
 
 
-class BMMHMM(MultiSensorHMMInferenceMixin, _ParamsMixin):
+class BMMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
     """Multi-sensor discrete HMM learnt online by Bayesian moment matching.
 
     Parameters

@@ -44,7 +44,7 @@ import numpy as np
 
 from recognizers.base import NotFittedError
 from recognizers.modelling.em import dirichlet_log_prior
-from recognizers.modelling.hmm.base import BaseHMM, parse_param_names
+from recognizers.modelling.hmm.base import BaseHMM, check_observations, parse_param_names
 
 __all__ = [
     "CategoricalStats",
@@ -527,11 +527,23 @@ class MultiCategoricalHMM(BaseHMM):
 
     @classmethod
     def from_counts(cls, counts: SupervisedCounts, *, pseudocount: float = 1.0,
-                    transitions: str = "persistence", tau: float = 4000.0):
+                    transitions: str = "counts", tau: float = 4000.0):
         """Supervised estimate with Dirichlet pseudo-counts.
 
-        ``transitions="persistence"``: thesis eq 6.13 with ``tau``;
-        ``"counts"``: ``(n_ij + pseudocount) / (n_i + K pseudocount)``.
+        Parameters
+        ----------
+        counts : SupervisedCounts
+            Start, transition and emission counts (:func:`count_supervised`).
+        pseudocount : float, default 1.0
+            Dirichlet pseudo-count added to every count.
+        transitions : {"counts", "persistence"}, default "counts"
+            ``"counts"``: ``(n_ij + pseudocount) / (n_i + K pseudocount)``, the
+            maximum a posteriori estimate.  ``"persistence"``: thesis eq 6.13 with
+            ``tau`` (the walker's choice: its fixed course biases counted
+            transitions; the ``"hmm"`` recognizer passes it).
+        tau : float, default 4000.0
+            Persistence of eq 6.13 (``transitions="persistence"`` only).
+
         The start distribution is ``(starts + pseudocount) / (n_seq + K pseudocount)``
         either way.
         """
@@ -546,6 +558,12 @@ class MultiCategoricalHMM(BaseHMM):
                              % (transitions,))
         return cls(pi, A, CategoricalEmissions.from_stats(counts.emission, pseudocount))
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True  # integer symbols, one column per sensor
+        tags.input_tags.positive_only = True
+        return tags
+
     # -- hooks of BaseHMM -------------------------------------------------------------
     def _check_emission_hyperparams(self) -> None:
         a = np.asarray(self.emissionprob_prior, dtype=np.float64)
@@ -558,7 +576,7 @@ class MultiCategoricalHMM(BaseHMM):
                                  % (self.n_values,))
 
     def _symbols(self, X) -> np.ndarray:
-        X = np.asarray(X)
+        X = np.asarray(check_observations(X))
         if X.ndim != 2:
             raise ValueError("X must be 2-D (n_samples, n_sensors) integer symbols, got shape %s"
                              % (X.shape,))

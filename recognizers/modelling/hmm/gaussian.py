@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from recognizers.modelling.hmm.base import BaseHMM, kmeans, parse_param_names
+from recognizers.modelling.hmm.base import BaseHMM, check_observations, kmeans, parse_param_names
 from recognizers.base import NotFittedError
 from recognizers.modelling.hmm.utils import fill_covars
 from recognizers.modelling.emissions import (
@@ -68,7 +68,7 @@ class _GaussianBase(BaseHMM):
                 D = self.means_.shape[-1]
             except AttributeError:
                 D = None
-        X = _check_X(X, D)
+        X = _check_X(check_observations(X), D)
         if fit and X.shape[0] < 1:
             raise ValueError("fit needs at least one sample")
         return X

@@ -110,6 +110,7 @@ class CollapsedGibbsHMM(MultiCategoricalHMM):
         """Run ``n_chains`` collapsed Gibbs chains; returns ``self``."""
         self._validate_hyperparams()
         X = self._validate_X(X, fit=True)
+        self.n_features_in_ = X.shape[1]
         offsets = chain.lengths_to_offsets(len(X), lengths)
         nv = self._fit_n_values
         K = int(self.n_components)

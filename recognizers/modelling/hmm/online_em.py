@@ -26,14 +26,14 @@ import numbers
 
 import numpy as np
 from numba import njit
+from sklearn.base import BaseEstimator
 
+from recognizers.modelling.em import check_random_state
 from recognizers.modelling.hmm.bmm import (
     MultiSensorHMMInferenceMixin,
     NotFittedError,
     _mixture_profiles,
-    _ParamsMixin,
     _starts_mask,
-    check_random_state,
     split_lengths,
     validate_symbols,
 )
@@ -166,7 +166,7 @@ def _online_em_sweep(
     return t, n_starts
 
 
-class OnlineEMHMM(MultiSensorHMMInferenceMixin, _ParamsMixin):
+class OnlineEMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
     """Multi-sensor discrete HMM learnt by Cappé-style online EM (one pass).
 
     Parameters

@@ -102,6 +102,12 @@ class LDA(TransformerMixin, BaseEstimator):
         self.verbose = verbose
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True  # word counts
+        tags.input_tags.sparse = True
+        return tags
+
     # ---- fitting -------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

@@ -44,6 +44,8 @@ def check_counts(X, name: str = "X") -> sp.csr_matrix:
         M = sp.csr_matrix(X)
         data = np.asarray(M.data)
     else:
+        if np.iscomplexobj(X):  # np.asarray(..., float64) would drop the imaginary part
+            raise ValueError(f"Complex data not supported: {name} must hold counts")
         try:
             A = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError):
@@ -52,6 +54,8 @@ def check_counts(X, name: str = "X") -> sp.csr_matrix:
             raise ValueError(f"{name} must be 2-D (n_docs, n_words), got shape {A.shape}")
         M = None
         data = A
+    if data.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} must hold counts")
     if data.dtype.kind not in "biuf":
         raise ValueError(f"{name} must hold numeric counts, got dtype {data.dtype}")
     shape = M.shape if M is not None else data.shape

@@ -1,5 +1,5 @@
 """Multi-class supervised LDA with a fixed number of topics (Wang, Blei & Fei-Fei 2009),
-the baseline of paper 002.
+the baseline of the supervised HDP of Zhang et al. (2013).
 
     from recognizers.modelling import SupervisedLDA
     clf = SupervisedLDA(n_components=10).fit(X, y)        # X: (n_docs, n_words) counts
@@ -8,13 +8,19 @@ the baseline of paper 002.
 Variational EM: ``q(theta_d) = Dir(gamma_d)``, ``q(z_n) = Mult(phi_n)`` (the ``n_e`` copies of
 a word share one phi), topics ``q(beta_k) = Dir(lambda_k)``, and a label per document
 ``p(y | zbar) = softmax_y(eta_y . zbar)``.  The expected log-softmax is bounded as in
-Wang et al. (and paper 002's eq. 9, of which sLDA is the case "document topic =
+Wang et al. (and Zhang et al.'s eq. 9, of which sLDA is the case "document topic =
 corpus topic"): ``eta_y . E[zbar] - log sum_l prod_n sum_k phi_nk exp(eta_lk / N)``, which
 is a true bound here (the z_n are independent).  The phi step is the fixed point
 ``phi_nk ∝ exp(E[log theta_k] + E[log beta_k,w] + eta_yk / N - sum_l w_l e^(eta_lk/N) / g_nl)``
 with the safeguarded step and the label term of ``hdp_core`` (log space), the eta step
 is L-BFGS on ``hdp_core.label_value_grad`` with an L2 penalty.  Test documents are
 inferred without the label terms, and ``predict`` is ``argmax_y eta_y . zbar``.
+
+References
+----------
+Wang, Blei and Fei-Fei, "Simultaneous Image Classification and Annotation", CVPR, 2009.
+Zhang, Ek, Gratal, Pokorny and Kjellström, "Supervised Hierarchical Dirichlet
+Processes with Variational Inference", ICCV Workshops, 2013.
 """
 from __future__ import annotations
 
@@ -26,6 +32,7 @@ import scipy.sparse as sp
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from recognizers.modelling import dirichlet, sticks
@@ -134,7 +141,7 @@ class SupervisedLDA(TopicSoftmaxMixin, ClassifierMixin, TransformerMixin, BaseEs
     Parameters
     ----------
     n_components : K, the number of topics.
-    doc_topic_prior : alpha, symmetric Dirichlet of the proportions (paper 002's
+    doc_topic_prior : alpha, symmetric Dirichlet of the proportions (Zhang et al.'s
         baseline: 0.1).  topic_word_prior : eta of the topics' Dirichlet.
     max_iter : EM iterations of ``fit``; tol : stop when the topics' mean relative change
         ``mean |d lambda| / mean lambda`` is below it.
@@ -196,8 +203,8 @@ class SupervisedLDA(TopicSoftmaxMixin, ClassifierMixin, TransformerMixin, BaseEs
     def _init_state(self, M, classes) -> None:
         K, W = self.n_components, M.shape[1]
         rs = self.random_state
-        self.seed_ = int(np.random.RandomState(rs).randint(2**31 - 1)) if not isinstance(
-            rs, (int, np.integer)) else int(rs)
+        self.seed_ = int(rs) if isinstance(rs, (int, np.integer)) else int(
+            check_random_state(rs).randint(2**31 - 1))  # None, or a RandomState instance
         rng = np.random.default_rng(self.seed_)
         scale = max(float(M.data.sum()), 1.0) / (K * W)
         self.components_ = self.topic_word_prior + rng.gamma(1.0, 1.0, (K, W)) * scale
@@ -255,6 +262,12 @@ class SupervisedLDA(TopicSoftmaxMixin, ClassifierMixin, TransformerMixin, BaseEs
         used = self.components_.sum(1) - self.topic_word_prior * self.components_.shape[1]
         self.n_topics_used_ = sticks.n_used(np.maximum(used, 0.0), 0.01)
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True  # word counts
+        tags.input_tags.sparse = True
+        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
