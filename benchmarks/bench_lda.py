@@ -154,7 +154,7 @@ def parallel(X, X_test, K, alpha, beta, repeats: int = 3):
             t0 = time.perf_counter()
             model = run()
             times.append(time.perf_counter() - t0)
-        return min(times), model.perplexity(X_test)
+        return min(times), model.completion_perplexity(X_test)
 
     make = lambda: LDA(K, doc_topic_prior=alpha, topic_word_prior=beta, random_state=0)  # noqa: E731
     make().fit_parallel(X[:4], n_shards=2)  # warm-up: compile, start dask

@@ -164,7 +164,7 @@ def test_each_learner_recovers_the_thesis_synthetic_topics(thesis_corpus, method
     h, _, _ = topic_recovery(lda.topic_word_, topic_word)
     assert h < max_h
     true = heldout_perplexity(topic_word, 0.5, X_test)
-    assert true <= lda.perplexity(X_test) < 1.2 * true
+    assert true <= lda.completion_perplexity(X_test) < 1.2 * true
     theta = lda.transform(X)
     np.testing.assert_allclose(theta.sum(1), 1.0)
     np.testing.assert_allclose(lda.topic_word_.sum(1), 1.0)
@@ -191,7 +191,7 @@ def test_parallel_bmm_on_dask_threads_merges_the_shards(thesis_corpus):
     assert parallel.components_.shape == serial.components_.shape
     assert np.all(parallel.components_ > 0)
     true = heldout_perplexity(topic_word, 0.5, X_test)
-    assert parallel.perplexity(X_test) < 1.25 * true
+    assert parallel.completion_perplexity(X_test) < 1.25 * true
     with pytest.raises(ValueError, match="BMM"):
         LDA(5, method="vb").fit_parallel(X)
 
@@ -254,3 +254,15 @@ def test_merge_of_one_shard_is_that_shard_and_of_equal_shards_keeps_their_mean()
                                a / a.sum(1, keepdims=True))
     # both shards' evidence counts: precision = prior's + twice the gain
     np.testing.assert_allclose(merged.sum(1), prior.sum(1) + 2 * (a.sum(1) - prior.sum(1)))
+
+
+def test_score_is_the_mean_completion_log_likelihood_and_perplexity_a_deprecated_alias():
+    X, _, topic_word = make_lda_corpus(n_topics=2, n_words=40, n_docs=12, doc_length=(60, 80),
+                                       random_state=3)
+    lda = LDA(n_components=2, random_state=0).fit(X)
+    completion = lda.completion_perplexity(X)
+    assert completion == heldout_perplexity(lda.topic_word_, lda.doc_topic_prior_, X,
+                                            random_state=0)
+    assert lda.score(X) == -np.log(completion)
+    with pytest.warns(FutureWarning, match="completion_perplexity"):
+        assert lda.perplexity(X) == completion

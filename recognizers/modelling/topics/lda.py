@@ -4,7 +4,7 @@ Gibbs and batch variational Bayes behind one scikit-learn estimator.
     from recognizers.modelling import LDA
     lda = LDA(n_components=10, method="bmm").fit(X)   # X: (n_docs, n_words) counts
     theta = lda.transform(X)                           # document-topic proportions
-    lda.topic_word_, lda.perplexity(X_test)
+    lda.topic_word_, lda.completion_perplexity(X_test)
 
 The kernels are functions of arrays in ``lda_core.py``; this module holds the model
 state, the checks and the conventions of ``sklearn.decomposition
@@ -24,6 +24,7 @@ topic-word rows, so ``partial_fit`` of any method continues from it:
 from __future__ import annotations
 
 import json
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -278,10 +279,52 @@ class LDA(TransformerMixin, BaseEstimator):
         return core.fold_in_theta(M.indptr, M.indices, M.data, self.topic_word_,
                                   self.doc_topic_prior_, 200, 1e-8)
 
-    def perplexity(self, X) -> float:
-        """Held-out perplexity by document completion (eq 5.46, ``heldout_perplexity``)."""
+    def completion_perplexity(self, X) -> float:
+        """Held-out perplexity of ``X`` by document completion (thesis eq 5.46).
+
+        Each document's proportions are folded in on half of its words and the other
+        half is scored (:func:`~recognizers.modelling.topics.perplexity.heldout_perplexity`).
+        Not scikit-learn's ``LatentDirichletAllocation.perplexity``, which is the
+        exponentiated variational bound of the whole of ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_docs, n_words)
+            Integer word counts.
+
+        Returns
+        -------
+        float
+            ``exp(-log-likelihood of the held-out words / their number)``; lower is better.
+        """
         self._check_X(X)
         return heldout_perplexity(self.topic_word_, self.doc_topic_prior_, X, random_state=0)
+
+    def perplexity(self, X) -> float:
+        """Deprecated name of :meth:`completion_perplexity` (which perplexity it is
+        was ambiguous next to scikit-learn's bound-based one)."""
+        warnings.warn("LDA.perplexity is deprecated: use completion_perplexity (the same "
+                      "document-completion perplexity)", FutureWarning, stacklevel=2)
+        return self.completion_perplexity(X)
+
+    def score(self, X, y=None) -> float:
+        """Mean held-out log-likelihood per word, by document completion.
+
+        ``-log(completion_perplexity(X))``: higher is better, as scikit-learn's model
+        selection expects of ``score``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_docs, n_words)
+            Integer word counts.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        float
+        """
+        return -float(np.log(self.completion_perplexity(X)))
 
     # ---- files (npz-safe arrays; never pickle) -------------------------------------
     def to_arrays(self) -> dict[str, np.ndarray]:
