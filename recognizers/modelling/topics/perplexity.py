@@ -44,12 +44,15 @@ def check_counts(X, name: str = "X") -> sp.csr_matrix:
         M = sp.csr_matrix(X)
         data = np.asarray(M.data)
     else:
-        if np.iscomplexobj(X):  # np.asarray(..., float64) would drop the imaginary part
-            raise ValueError(f"Complex data not supported: {name} must hold counts")
         try:
-            A = np.asarray(X, dtype=np.float64)
+            A = np.asarray(X)
+            complex_input = A.dtype.kind == "c"  # a float64 cast would drop the imaginary part
+            if not complex_input:
+                A = A.astype(np.float64, copy=False)
         except (TypeError, ValueError):
             raise ValueError(f"{name} must be a numeric document-term count matrix") from None
+        if complex_input:
+            raise ValueError(f"Complex data not supported: {name} must hold counts")
         if A.ndim != 2:
             raise ValueError(f"{name} must be 2-D (n_docs, n_words), got shape {A.shape}")
         M = None
