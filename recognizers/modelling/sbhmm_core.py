@@ -344,7 +344,7 @@ def _gaussian_distance(post):
 
 
 def try_moves(X, lengths, post, estep, current, prior, alpha, kappa, *, learn_kappa=False,
-              kappa_max=None, n_tries=3, n_sweeps=5, min_count=1e-3) -> MoveResult | None:
+              kappa_max=None, n_tries=3, n_sweeps=5, min_count=1.0) -> MoveResult | None:
     """Try up to ``n_tries`` merges (closest pairs of occupied states first) and
     ``n_tries`` deletes (smallest occupied states first); return the first whose ELBO
     after ``n_sweeps`` VB sweeps exceeds ``current``, or None.
