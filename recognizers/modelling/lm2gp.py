@@ -158,7 +158,7 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
     Parameters
     ----------
     n_latent : int, default=2
-        Latent dimension Q (capped at the number of features).
+        Latent dimension Q (capped at the number of features and of frames).
     max_states : int, default=10
         Truncation C of the stick-breaking HMM.
     alpha : float, default=1.0
@@ -258,13 +258,15 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         self
         """
         Y, lengths = stack_sequences(X, lengths, estimator=self, reset=True)
+        if len(Y) < 2:
+            raise ValueError("LM2GP needs at least 2 frames, got n_samples=1")
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(2 ** 31 - 1))
         self.y_mean_ = Y.mean(0)
         self.y_scale_ = Y.std(0)
         self.y_scale_[self.y_scale_ <= 1e-12] = 1.0
         Yf = (Y - self.y_mean_) / self.y_scale_
-        N, Q = len(Yf), min(int(self.n_latent), Y.shape[1])
+        N, Q = len(Yf), min(int(self.n_latent), Y.shape[1], len(Yf))
         M = min(int(self.n_inducing), N)
         # PCA initialisation, unit-variance latents
         U, S, Vt = np.linalg.svd(Yf - Yf.mean(0), full_matrices=False)

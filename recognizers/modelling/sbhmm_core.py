@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from scipy.special import digamma, gammaln, multigammaln
+from scipy.special import digamma, gammaln
 
 from recognizers.modelling.chain import smooth, viterbi
 from recognizers.modelling.sticks import (
@@ -140,7 +140,7 @@ def normal_wishart_posterior(X, resp, m0, beta0, W0, nu0):
     m = (beta0 * m0[None, :] + Nk[:, None] * xbar) / beta[:, None]
     W0inv = np.linalg.inv(W0)
     # N_k S_k = sum_t r_tk x_t x_t^T - N_k xbar xbar^T (one einsum for all states)
-    second = np.einsum("tk,td,te->kde", resp, X, X)
+    second = np.matmul(resp.T[:, None, :] * X.T[None], X)   # (K, D, D), one BLAS call each
     S = second - Nk[:, None, None] * np.einsum("kd,ke->kde", xbar, xbar)
     e = xbar - m0[None, :]
     shrink = beta0 * Nk / (beta0 + Nk)
@@ -163,8 +163,8 @@ def expected_gaussian_loglik(X, m, beta, W, nu):
     D = X.shape[1]
     # (x-m)^T W (x-m) = x^T W x - 2 x^T W m + m^T W m, without a (T, K, D) temporary
     Wm = np.einsum("kde,ke->kd", W, m)
-    maha = (np.einsum("td,kde,te->tk", X, W, X, optimize=True) - 2.0 * X @ Wm.T
-            + np.einsum("kd,kd->k", m, Wm)[None, :])
+    xWx = (np.matmul(X[None], W) * X[None]).sum(-1).T                  # (T, K)
+    maha = xWx - 2.0 * X @ Wm.T + np.einsum("kd,kd->k", m, Wm)[None, :]
     maha = np.maximum(maha, 0.0)
     quad = D / beta[None, :] + nu[None, :] * maha
     return 0.5 * (expected_log_det_wishart(W, nu)[None, :] - D * np.log(2 * np.pi) - quad)
@@ -173,8 +173,11 @@ def expected_gaussian_loglik(X, m, beta, W, nu):
 def _log_wishart_norm(W, nu):
     """``log B(W, nu)`` of the Wishart density (Bishop B.79), per state."""
     D = W.shape[-1]
-    return (-0.5 * nu * np.linalg.slogdet(W)[1] - 0.5 * nu * D * np.log(2.0)
-            - np.array([multigammaln(0.5 * n, D) for n in np.atleast_1d(nu)]))
+    nu = np.atleast_1d(nu)
+    # log Gamma_D(nu / 2) = D (D - 1) / 4 log(pi) + sum_j log Gamma((nu + 1 - j) / 2)
+    log_gamma_d = (0.25 * D * (D - 1) * np.log(np.pi)
+                   + gammaln(0.5 * (nu[:, None] + 1 - np.arange(1, D + 1)[None, :])).sum(1))
+    return -0.5 * nu * np.linalg.slogdet(W)[1] - 0.5 * nu * D * np.log(2.0) - log_gamma_d
 
 
 def kl_normal_wishart(m, beta, W, nu, m0, beta0, W0, nu0):
@@ -265,9 +268,12 @@ def elbo(X, lengths, post, prior, alpha, kappa):
     return res.loglik - kl_posterior(post, prior, alpha, kappa), res
 
 
-def best_kappa(post, alpha, upper) -> float:
+def best_kappa(post, alpha, upper, current=0.0) -> float:
     """The ``kappa`` in ``[0, upper]`` that maximises ``E_q[log p(sticks | kappa)]``,
-    i.e. the ELBO (empirical Bayes; the other ELBO terms do not depend on kappa)."""
+    i.e. the ELBO (empirical Bayes; the other ELBO terms do not depend on kappa).
+
+    The search is numerical, so ``current`` is returned when it is at least as good
+    (the update never lowers the ELBO)."""
     C = len(post.m)
     elog_v, elog_1mv = beta_expected_logs(post.trans_a, post.trans_b)
     rows = np.arange(C - 1)  # row C-1's self-transition is the last piece: no stick
@@ -282,9 +288,9 @@ def best_kappa(post, alpha, upper) -> float:
         return -float(logp.sum())
 
     out = minimize_scalar(neg, bounds=(0.0, float(upper)), method="bounded",
-                          options={"xatol": 1e-6 * max(1.0, float(upper))})
-    # the bounded search never evaluates the ends; keep 0 when it is better
-    return float(out.x) if neg(out.x) <= neg(0.0) else 0.0
+                          options={"xatol": 1e-3})
+    # the bounded search never evaluates the ends; keep 0 or the current value if better
+    return min((float(out.x), 0.0, float(current)), key=neg)
 
 
 def coordinate_ascent(X, lengths, post, prior, alpha, kappa, *, learn_kappa=False,
@@ -305,7 +311,7 @@ def coordinate_ascent(X, lengths, post, prior, alpha, kappa, *, learn_kappa=Fals
             break
         post = update_posterior(X, lengths, res.posterior, res.trans_counts, prior, alpha, kappa)
         if learn_kappa:
-            kappa = best_kappa(post, alpha, kappa_max)
+            kappa = best_kappa(post, alpha, kappa_max, kappa)
     return post, kappa, res, elbos
 
 
