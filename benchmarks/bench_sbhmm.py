@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 from recognizers.modelling.matching import hungarian_error  # noqa: E402
-from recognizers.modelling.sbhmm import StickBreakingHMM  # noqa: E402
+from recognizers.modelling.hmm.sbhmm import StickBreakingHMM  # noqa: E402
 
 
 def task(K, seed, T, stay=0.95, spacing=2.5):

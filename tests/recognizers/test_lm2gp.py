@@ -5,7 +5,7 @@ from scipy.optimize import approx_fprime
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from recognizers.modelling.lm2gp import (
+from recognizers.modelling.gp.lm2gp import (
     LM2GP,
     gp_loglik_and_grad,
     latent_prior_and_grad,

@@ -11,14 +11,14 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from recognizers.modelling.matching import hungarian_error
-from recognizers.modelling.sbhmm import (
+from recognizers.modelling.hmm.sbhmm import (
     StickBreakingHMM,
     expected_gaussian_loglik,
     expected_log_det_wishart,
     kl_normal_wishart,
     normal_wishart_posterior,
 )
-from recognizers.modelling.sbhmm_core import (
+from recognizers.modelling.hmm.sbhmm_core import (
     best_kappa,
     coordinate_ascent,
     data_prior,

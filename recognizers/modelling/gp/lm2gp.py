@@ -7,7 +7,7 @@ Reduced form of Chatzis & Kosmopoulos' LM2GP that runs on whole recordings:
   :func:`sparse_gp_bound_and_grad`), so every frame is fitted at ``O(N M^2)``
   instead of an exact GP on a subsample;
 * latent prior: the truncated stick-breaking HMM of
-  :mod:`recognizers.modelling.sbhmm_core` on the rows of ``X`` (Normal-Wishart
+  :mod:`recognizers.modelling.hmm.sbhmm_core` on the rows of ``X`` (Normal-Wishart
   regimes, Beta sticks, learnt sticky bias), updated by VB;
 * ``X``, ``Z`` and the kernel hyper-parameters by L-BFGS on
   ``bound(Y | X, Z) + E_q[log p(X | z, theta)]`` (MAP for X), alternating with VB
@@ -35,8 +35,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from recognizers.modelling.sbhmm import StickBreakingHMM, stack_sequences
-from recognizers.modelling.sbhmm_core import coordinate_ascent, infer_states
+from recognizers.modelling.hmm.sbhmm import StickBreakingHMM, stack_sequences
+from recognizers.modelling.hmm.sbhmm_core import coordinate_ascent, infer_states
 
 __all__ = ["LM2GP", "gp_loglik_and_grad", "latent_prior_and_grad", "sparse_gp_bound_and_grad"]
 
@@ -165,7 +165,7 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         Stick concentration.
     sticky : "auto" or float, default="auto"
         Self-transition pseudo-count of the HMM ("auto": learnt, see
-        :class:`~recognizers.modelling.sbhmm.StickBreakingHMM`).
+        :class:`~recognizers.modelling.hmm.sbhmm.StickBreakingHMM`).
     n_inducing : int, default=40
         Inducing inputs M of the sparse GP (capped at the number of frames).
     n_outer : int, default=5

@@ -8,9 +8,9 @@ learnt by default); each state emits a full-covariance Gaussian with a
 Normal-Wishart prior.  Coordinate ascent alone keeps near-duplicate states that
 split one regime, so at convergence the fit tries merging the closest pairs and
 deleting the smallest states, and keeps a move only if the ELBO rises
-(:func:`recognizers.modelling.sbhmm_core.try_moves`); ``elbo_`` never decreases.
+(:func:`recognizers.modelling.hmm.sbhmm_core.try_moves`); ``elbo_`` never decreases.
 
-The array functions live in :mod:`recognizers.modelling.sbhmm_core` (LM2GP uses them
+The array functions live in :mod:`recognizers.modelling.hmm.sbhmm_core` (LM2GP uses them
 too); this module holds the estimator.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from recognizers.modelling.sbhmm_core import (
+from recognizers.modelling.hmm.sbhmm_core import (
     coordinate_ascent,
     data_prior,
     decode,

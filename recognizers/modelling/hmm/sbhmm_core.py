@@ -1,7 +1,7 @@
 """Variational Bayes for the truncated stick-breaking HMM, as functions of arrays.
 
-:class:`recognizers.modelling.sbhmm.StickBreakingHMM` and
-:class:`recognizers.modelling.lm2gp.LM2GP` both call these; neither reaches into
+:class:`recognizers.modelling.hmm.sbhmm.StickBreakingHMM` and
+:class:`recognizers.modelling.gp.lm2gp.LM2GP` both call these; neither reaches into
 the other's internals.
 
 Model (``C`` states, truncation on ``q`` only)::
