@@ -41,6 +41,11 @@ from recognizers.modelling.hmm.sbhmm_core import coordinate_ascent, infer_states
 __all__ = ["LM2GP", "gp_loglik_and_grad", "latent_prior_and_grad", "sparse_gp_bound_and_grad"]
 
 
+# (log_s2, log_ell, log_noise) on standardised outputs: keeps the Cholesky factors of
+# K_mm and I + A A^T well conditioned when a line search tries an extreme step.
+_KERNEL_BOUNDS = [(-7.0, 7.0), (-7.0, 7.0), (np.log(1e-4), np.log(10.0))]
+
+
 def _sqdist(A, B):
     return np.maximum((A ** 2).sum(1)[:, None] - 2 * A @ B.T + (B ** 2).sum(1)[None, :], 0.0)
 
@@ -166,6 +171,9 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
     sticky : "auto" or float, default="auto"
         Self-transition pseudo-count of the HMM ("auto": learnt, see
         :class:`~recognizers.modelling.hmm.sbhmm.StickBreakingHMM`).
+    w0_scale : float, default=0.5
+        The regimes' prior: a regime is expected ``w0_scale`` times as spread as all
+        the latent points (as in ``StickBreakingHMM``).
     n_inducing : int, default=40
         Inducing inputs M of the sparse GP (capped at the number of frames).
     n_outer : int, default=5
@@ -211,6 +219,7 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         "max_states": [Interval(Integral, 2, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "sticky": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
+        "w0_scale": [Interval(Real, 0, None, closed="neither")],
         "n_inducing": [Interval(Integral, 1, None, closed="left")],
         "n_outer": [Interval(Integral, 1, None, closed="left")],
         "lbfgs_iter": [Interval(Integral, 1, None, closed="left")],
@@ -219,13 +228,15 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_latent=2, *, max_states=10, alpha=1.0, sticky="auto", n_inducing=40,
+    def __init__(self, n_latent=2, *, max_states=10, alpha=1.0, sticky="auto", w0_scale=0.5,
+                 n_inducing=40,
                  n_outer=5, lbfgs_iter=30, latent_inference="map", hmc_samples=20,
                  random_state=None):
         self.n_latent = n_latent
         self.max_states = max_states
         self.alpha = alpha
         self.sticky = sticky
+        self.w0_scale = w0_scale
         self.n_inducing = n_inducing
         self.n_outer = n_outer
         self.lbfgs_iter = lbfgs_iter
@@ -240,7 +251,8 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def _hmm(self, seed, **kw):
         return StickBreakingHMM(max_states=self.max_states, alpha=self.alpha,
-                                sticky=self.sticky, random_state=seed, **kw)
+                                sticky=self.sticky, w0_scale=self.w0_scale,
+                                random_state=seed, **kw)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, lengths=None):
@@ -277,6 +289,7 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         post, prior, kappa = hmm.posterior_, hmm.prior_, hmm.kappa_
         learn = self.sticky == "auto"
         self.objective_ = []
+        free = [(None, None)] * ((N + M) * Q)
         for _ in range(int(self.n_outer)):
             r = infer_states(Xl, lengths, post).posterior
 
@@ -288,7 +301,7 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
                 return -(F + lp), -np.r_[(gX + gp).ravel(), gZ.ravel(), gh]
 
             out = minimize(f, np.r_[Xl.ravel(), Zl.ravel(), hyp], jac=True, method="L-BFGS-B",
-                           options={"maxiter": int(self.lbfgs_iter)})
+                           bounds=free + _KERNEL_BOUNDS, options={"maxiter": int(self.lbfgs_iter)})
             Xl = out.x[:N * Q].reshape(N, Q)
             Zl = out.x[N * Q:(N + M) * Q].reshape(M, Q)
             hyp = out.x[(N + M) * Q:]

@@ -120,10 +120,11 @@ class StickBreakingHMM(ClusterMixin, BaseEstimator):
         Normal-Wishart prior: pseudo-observations of the mean.
     nu0 : float or None, default=None
         Normal-Wishart degrees of freedom (None: D + 2).
-    w0_scale : float, default=0.1
+    w0_scale : float, default=0.5
         The prior precision has mean ``1 / w0_scale`` times the data precision: by
-        default a state is expected to be ten times tighter than all the data
-        together (with 1.0, on walker windows the ELBO merged distinct activities).
+        default a state is expected to be half as spread as all the data together
+        (with 1.0, on walker windows the ELBO merged distinct activities into three
+        regimes; with 0.1, curved regimes split).
     max_iter : int, default=200
         VB sweeps between moves (and the cap on move rounds is ``2 * max_states``).
     tol : float, default=1e-6
@@ -195,7 +196,7 @@ class StickBreakingHMM(ClusterMixin, BaseEstimator):
     }
 
     def __init__(self, max_states=10, *, alpha=1.0, sticky="auto", beta0=1.0, nu0=None,
-                 w0_scale=0.1, max_iter=200, tol=1e-6, n_init=1, moves=True, n_move_tries=3,
+                 w0_scale=0.5, max_iter=200, tol=1e-6, n_init=1, moves=True, n_move_tries=3,
                  usage_threshold=0.01, random_state=None):
         self.max_states = max_states
         self.alpha = alpha

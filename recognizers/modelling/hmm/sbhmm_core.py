@@ -195,7 +195,7 @@ def kl_normal_wishart(m, beta, W, nu, m0, beta0, W0, nu0):
     return kl_wish + kl_mean
 
 
-def data_prior(X, beta0=1.0, nu0=None, w0_scale=0.1) -> NormalWishartPrior:
+def data_prior(X, beta0=1.0, nu0=None, w0_scale=0.5) -> NormalWishartPrior:
     """Weak prior centred on the data: ``m0`` = data mean, ``E[Lambda] = (w0_scale Cov)^-1``.
 
     ``nu0`` defaults to ``D + 2``; it must exceed ``D - 1``.
