@@ -16,10 +16,7 @@ Reduced form of Chatzis & Kosmopoulos' LM2GP that runs on whole recordings:
 
 References
 ----------
-Chatzis, S. P. and Kosmopoulos, D. I., "A latent manifold Markovian dynamics Gaussian
-process", IEEE Transactions on Neural Networks and Learning Systems 26(1), 2015.
-Titsias, M. K., "Variational learning of inducing variables in sparse Gaussian
-processes", AISTATS 2009.
+The LM2GP and sparse-GP papers are cited in :class:`LM2GP`'s docstring.
 Lawrence, N. D., "Probabilistic non-linear principal component analysis with Gaussian
 process latent variable models", Journal of Machine Learning Research 6, 2005.
 """
@@ -243,11 +240,6 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         self.latent_inference = latent_inference
         self.hmc_samples = hmc_samples
         self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
 
     def _hmm(self, seed, **kw):
         return StickBreakingHMM(max_states=self.max_states, alpha=self.alpha,

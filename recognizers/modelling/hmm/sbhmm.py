@@ -212,11 +212,6 @@ class StickBreakingHMM(ClusterMixin, BaseEstimator):
         self.usage_threshold = usage_threshold
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
-
     # -- fitting ------------------------------------------------------------
     def _fit_once(self, X, lengths, prior, rng):
         """One restart: sweeps to convergence, then move rounds while a move is kept."""
