@@ -118,11 +118,11 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     ap.add_argument("--seeds", type=int, default=None)
     ap.add_argument("--walker-seconds", type=float, default=None,
-                    help="length of the simulated walker session (default 3600; quick 120)")
+                    help="length of the simulated walker session (default 3600; quick 60)")
     ap.add_argument("--recording", default=None,
                     help="use this recording instead of simulating one")
     a = ap.parse_args()
-    T = 300 if a.quick else 2000
+    T = 200 if a.quick else 2000
     seeds = a.seeds or (1 if a.quick else 3)
     methods = {
         "LM2GP() defaults (C=10, Q=2, M=40)": run_lm2gp,
@@ -147,7 +147,7 @@ def main():
         print("| %s | %.2f | %s | %.2f | %.2f |" % (
             name, 100 * r[:, 0].mean(), ",".join(str(int(v)) for v in r[:, 1]),
             r[:, 2].mean(), r[:, 2].mean() / base))
-    walker_hour(a.walker_seconds or (120 if a.quick else 3600), a.recording)
+    walker_hour(a.walker_seconds or (60 if a.quick else 3600), a.recording)
 
 
 if __name__ == "__main__":
