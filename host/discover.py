@@ -73,7 +73,7 @@ def discover(path, max_regimes=10, window_s=1.0, track_name="discovered", seed=0
     with tqdm(total=1, desc="discovering regimes", unit="fit", disable=not progress) as bar:
         if method == "lm2gp":
             model = LM2GP(n_latent=2, max_states=max_regimes, sticky=sticky, n_outer=5,
-                          max_points=600, random_state=seed).fit(F)
+                          random_state=seed).fit(F)
             path_, latent = model.predict(F), model.transform(F)
             n_regimes = model.n_states_used_
         else:

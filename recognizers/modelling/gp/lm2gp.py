@@ -1,28 +1,50 @@
-"""LM2GP: a GP latent variable model with a stick-breaking HMM prior on the latent points.
+"""LM2GP: a GP latent variable model whose latent points follow a stick-breaking HMM.
 
-Reduced form of paper 001 (digest section 001) that runs here:
+Reduced form of Chatzis & Kosmopoulos' LM2GP that runs on whole recordings:
 
-* emissions ``Y | X ~ prod_d N(y_d | 0, K(X) + sigma^2 I)``, one RBF kernel shared
-  across outputs (P7);
+* emissions ``Y | X``: independent outputs sharing one RBF kernel, through a sparse
+  variational GP with ``M`` inducing inputs ``Z`` (Titsias' collapsed bound,
+  :func:`sparse_gp_bound_and_grad`), so every frame is fitted at ``O(N M^2)``
+  instead of an exact GP on a subsample;
 * latent prior: the truncated stick-breaking HMM of
-  :class:`recognizers.modelling.sbhmm.StickBreakingHMM` on the rows of ``X``
-  (Normal-Wishart regimes, Beta sticks) updated by VB;
-* ``X`` and the kernel hyper-parameters by L-BFGS on
-  ``log p(Y | X) + E_q[log p(X | z, theta)]`` (MAP for X); optionally followed by
-  HMC over all latent points jointly (paper P8), ``latent_inference="hmc"``.
+  :mod:`recognizers.modelling.hmm.sbhmm_core` on the rows of ``X`` (Normal-Wishart
+  regimes, Beta sticks, learnt sticky bias), updated by VB;
+* ``X``, ``Z`` and the kernel hyper-parameters by L-BFGS on
+  ``bound(Y | X, Z) + E_q[log p(X | z, theta)]`` (MAP for X), alternating with VB
+  sweeps of the HMM; optionally followed by HMC over all latent points jointly
+  (``latent_inference="hmc"``, as the paper samples them).
 
-Exact GP (O(N^3)); sequences longer than ``max_points`` are subsampled evenly
-for fitting and the rest are placed by :meth:`LM2GP.transform`.
+References
+----------
+The LM2GP and sparse-GP papers are cited in :class:`LM2GP`'s docstring.
+Lawrence, N. D., "Probabilistic non-linear principal component analysis with Gaussian
+process latent variable models", Journal of Machine Learning Research 6, 2005.
 """
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
+from scipy.linalg import cho_solve, solve_triangular
 from scipy.optimize import minimize
-from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from recognizers.modelling.hmm.sbhmm import StickBreakingHMM, stack_sequences
+from recognizers.modelling.hmm.sbhmm_core import coordinate_ascent, infer_states
 
-__all__ = ["LM2GP", "gp_loglik_and_grad", "latent_prior_and_grad"]
+__all__ = ["LM2GP", "gp_loglik_and_grad", "latent_prior_and_grad", "sparse_gp_bound_and_grad"]
+
+
+# (log_s2, log_ell, log_noise) on standardised outputs: keeps the Cholesky factors of
+# K_mm and I + A A^T well conditioned when a line search tries an extreme step.
+_KERNEL_BOUNDS = [(-7.0, 7.0), (-7.0, 7.0), (np.log(1e-4), np.log(10.0))]
+
+
+def _sqdist(A, B):
+    return np.maximum((A ** 2).sum(1)[:, None] - 2 * A @ B.T + (B ** 2).sum(1)[None, :], 0.0)
 
 
 def _rbf(X, log_s2, log_ell):
@@ -31,8 +53,9 @@ def _rbf(X, log_s2, log_ell):
 
 
 def gp_loglik_and_grad(X, Y, log_s2, log_ell, log_noise):
-    """``log N(Y | 0, K + sigma^2 I)`` (columns independent, shared kernel) and its
-    gradients w.r.t. ``X`` and ``(log_s2, log_ell, log_noise)``."""
+    """Exact ``log N(Y | 0, K + sigma^2 I)`` (columns independent, shared RBF kernel)
+    and its gradients w.r.t. ``X`` and ``(log_s2, log_ell, log_noise)``: O(N^3), the
+    reference for :func:`sparse_gp_bound_and_grad` on small problems."""
     N, Dy = Y.shape
     Kf, D2 = _rbf(X, log_s2, log_ell)
     K = Kf + np.exp(log_noise) * np.eye(N)
@@ -49,6 +72,79 @@ def gp_loglik_and_grad(X, Y, log_s2, log_ell, log_noise):
     return ll, gX, g_hyp
 
 
+def sparse_gp_bound_and_grad(X, Y, Z, log_s2, log_ell, log_noise, jitter=1e-6):
+    """Titsias' collapsed bound on ``log p(Y | X)`` and its gradients.
+
+    ``F = sum_d log N(y_d | 0, Q + sigma^2 I) - D / (2 sigma^2) tr(K_nn - Q)`` with
+    ``Q = K_nm K_mm^-1 K_mn``; one RBF kernel ``s2 exp(-|x - x'|^2 / (2 ell^2))`` shared
+    by the D outputs.  With ``Z = X`` (and no jitter) it is the exact log marginal
+    likelihood.  Cost O(N M^2 + N M D); no N x N matrix is formed.
+
+    Parameters
+    ----------
+    X : ndarray (N, Q)
+        Latent inputs.
+    Y : ndarray (N, D)
+        Outputs.
+    Z : ndarray (M, Q)
+        Inducing inputs.
+    log_s2, log_ell, log_noise : float
+        Log signal variance, log length-scale, log noise variance.
+    jitter : float
+        Added to ``K_mm``'s diagonal, relative to ``s2``.
+
+    Returns
+    -------
+    F : float
+    gX : ndarray (N, Q)
+    gZ : ndarray (M, Q)
+    g_hyp : ndarray (3,)
+        Derivatives w.r.t. ``(log_s2, log_ell, log_noise)``.
+    """
+    N, D = Y.shape
+    M = len(Z)
+    s2, sn2, inv_ell2 = np.exp(log_s2), np.exp(log_noise), np.exp(-2 * log_ell)
+    D2nm, D2mm = _sqdist(X, Z), _sqdist(Z, Z)
+    Knm = s2 * np.exp(-0.5 * inv_ell2 * D2nm)
+    Kmm = s2 * (np.exp(-0.5 * inv_ell2 * D2mm) + jitter * np.eye(M))
+    Lm = np.linalg.cholesky(Kmm)
+    A = solve_triangular(Lm, Knm.T, lower=True) / np.sqrt(sn2)        # (M, N)
+    AAt = A @ A.T
+    B = np.eye(M) + AAt
+    LB = np.linalg.cholesky(B)
+    AY = A @ Y                                                          # (M, D)
+    c = solve_triangular(LB, AY, lower=True) / np.sqrt(sn2)
+    trQ = sn2 * np.trace(AAt)
+    F = (-0.5 * N * D * np.log(2 * np.pi) - D * np.log(np.diag(LB)).sum()
+         - 0.5 * N * D * np.log(sn2) - 0.5 * np.sum(Y * Y) / sn2 + 0.5 * np.sum(c * c)
+         - 0.5 * D * (N * s2 - trQ) / sn2)
+
+    # Sigma^-1 V = (V - A^T B^-1 A V) / sn2, Sigma = Q + sn2 I (Woodbury)
+    def sigma_inv(V, AV):
+        return (V - A.T @ cho_solve((LB, True), AV)) / sn2
+
+    alpha = sigma_inv(Y, AY)                                            # Sigma^-1 Y
+    AKnm = A @ Knm
+    GKnm = (0.5 * alpha @ (alpha.T @ Knm) - 0.5 * D * sigma_inv(Knm, AKnm)
+            + 0.5 * D / sn2 * Knm)                                      # G K_nm, G = dF/dQ
+    Kmm_inv = cho_solve((Lm, True), np.eye(M))
+    P = 2.0 * GKnm @ Kmm_inv                                            # dF/dK_nm
+    R = -Kmm_inv @ (Knm.T @ GKnm) @ Kmm_inv                             # dF/dK_mm
+    R = 0.5 * (R + R.T)
+    PK, RK = P * Knm, R * Kmm
+    RKoff = R * (Kmm - s2 * jitter * np.eye(M))  # the jitter does not move with Z or ell
+    gX = -inv_ell2 * (PK.sum(1)[:, None] * X - PK @ Z)
+    gZ = (inv_ell2 * (PK.T @ X - PK.sum(0)[:, None] * Z)
+          - 2 * inv_ell2 * (RKoff.sum(1)[:, None] * Z - RKoff @ Z))
+    tr_sigma_inv = (N - np.trace(cho_solve((LB, True), AAt))) / sn2
+    dF_dsn2 = (0.5 * (np.sum(alpha * alpha) - D * tr_sigma_inv)
+               + 0.5 * D * (N * s2 - trQ) / sn2 ** 2)
+    g_hyp = np.array([PK.sum() + RK.sum() - 0.5 * D * N * s2 / sn2,
+                      inv_ell2 * ((PK * D2nm).sum() + (RKoff * D2mm).sum()),
+                      sn2 * dF_dsn2])
+    return float(F), gX, gZ, g_hyp
+
+
 def latent_prior_and_grad(X, resp, m, beta, W, nu):
     """``sum_tk r_tk E[log N(x_t | mu_k, Lambda_k^-1)]`` up to X-free terms, and d/dX."""
     diff = X[:, None, :] - m[None]                            # (N, K, Q)
@@ -63,125 +159,216 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_latent : latent dimension Q.
-    max_states : truncation C of the stick-breaking HMM.
-    alpha, sticky : stick concentration and self-transition pseudo-count.
-    n_outer : alternations of (VB on the HMM, L-BFGS on X and hyper-parameters).
-    lbfgs_iter : L-BFGS iterations per alternation.
-    max_points : fit on at most this many evenly spaced frames (exact GP).
-    latent_inference : "map" (L-BFGS) or "hmc": after the L-BFGS alternations, the
-        latent points are sampled jointly by HMC (paper P8) given the kernel and q(z),
-        and ``latent_`` is the sample mean.
-    hmc_samples : HMC draws (after as many burn-in draws) when ``latent_inference="hmc"``.
-    random_state : seed.
+    n_latent : int, default=2
+        Latent dimension Q (capped at the number of features and of frames).
+    max_states : int, default=10
+        Truncation C of the stick-breaking HMM.
+    alpha : float, default=1.0
+        Stick concentration.
+    sticky : "auto" or float, default="auto"
+        Self-transition pseudo-count of the HMM ("auto": learnt, see
+        :class:`~recognizers.modelling.hmm.sbhmm.StickBreakingHMM`).
+    w0_scale : float, default=0.5
+        The regimes' prior: a regime is expected ``w0_scale`` times as spread as all
+        the latent points (as in ``StickBreakingHMM``).
+    n_inducing : int, default=40
+        Inducing inputs M of the sparse GP (capped at the number of frames).
+    n_outer : int, default=5
+        Alternations of (VB on the HMM, L-BFGS on X, Z and the kernel).
+    lbfgs_iter : int, default=30
+        L-BFGS iterations per alternation.
+    latent_inference : {"map", "hmc"}, default="map"
+        "hmc": after the alternations, the latent points are sampled jointly by HMC
+        given the kernel and q(z), and ``latent_`` is the sample mean.
+    hmc_samples : int, default=20
+        HMC draws (after as many burn-in draws) when ``latent_inference="hmc"``.
+    random_state : int, RandomState instance or None, default=None
 
     Attributes
     ----------
-    latent_ (N, Q), hmm_ (the fitted StickBreakingHMM on ``latent_``),
-    kernel_params_ ``(log_s2, log_ell, log_noise)``, n_states_used_, objective_.
+    latent_ : ndarray (N, Q)
+        Latent point of every training frame.
+    inducing_ : ndarray (M, Q)
+        Inducing inputs.
+    kernel_params_ : ndarray (3,)
+        ``(log_s2, log_ell, log_noise)``.
+    hmm_ : StickBreakingHMM
+        Fitted on ``latent_``; its labels are the regimes.
+    labels_ : ndarray (N,)
+        Regime of every training frame.
+    n_states_used_ : int
+    objective_ : list of float
+        ``bound + latent prior`` after each L-BFGS run.
+    hmc_acceptance_ : float
+        Only with ``latent_inference="hmc"``.
+    n_features_in_ : int
+
+    References
+    ----------
+    Chatzis, S. P. and Kosmopoulos, D. I., "A latent manifold Markovian dynamics Gaussian
+    process", IEEE Transactions on Neural Networks and Learning Systems 26(1), 2015.
+    Titsias, M. K., "Variational learning of inducing variables in sparse Gaussian
+    processes", AISTATS 2009.
     """
 
-    def __init__(self, n_latent=2, max_states=10, alpha=1.0, sticky=0.0, n_outer=10,
-                 lbfgs_iter=30, max_points=600, latent_inference="map", hmc_samples=20,
+    _parameter_constraints = {
+        "n_latent": [Interval(Integral, 1, None, closed="left")],
+        "max_states": [Interval(Integral, 2, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "sticky": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
+        "w0_scale": [Interval(Real, 0, None, closed="neither")],
+        "n_inducing": [Interval(Integral, 1, None, closed="left")],
+        "n_outer": [Interval(Integral, 1, None, closed="left")],
+        "lbfgs_iter": [Interval(Integral, 1, None, closed="left")],
+        "latent_inference": [StrOptions({"map", "hmc"})],
+        "hmc_samples": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_latent=2, *, max_states=10, alpha=1.0, sticky="auto", w0_scale=0.5,
+                 n_inducing=40,
+                 n_outer=5, lbfgs_iter=30, latent_inference="map", hmc_samples=20,
                  random_state=None):
         self.n_latent = n_latent
         self.max_states = max_states
         self.alpha = alpha
         self.sticky = sticky
+        self.w0_scale = w0_scale
+        self.n_inducing = n_inducing
         self.n_outer = n_outer
         self.lbfgs_iter = lbfgs_iter
-        self.max_points = max_points
         self.latent_inference = latent_inference
         self.hmc_samples = hmc_samples
         self.random_state = random_state
 
+    def _hmm(self, seed, **kw):
+        return StickBreakingHMM(max_states=self.max_states, alpha=self.alpha,
+                                sticky=self.sticky, w0_scale=self.w0_scale,
+                                random_state=seed, **kw)
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, lengths=None):
-        """Fit to one sequence (T, D) (a list of sequences is stacked; the HMM sees the
-        boundaries)."""
-        Y, lengths = stack_sequences(X, lengths)
-        if self.latent_inference not in ("map", "hmc"):
-            raise ValueError("latent_inference must be 'map' or 'hmc'")
-        if int(self.n_latent) < 1 or int(self.n_latent) > Y.shape[1]:
-            raise ValueError("n_latent must be between 1 and the number of features")
-        step = max(1, int(np.ceil(len(Y) / int(self.max_points))))
-        idx = np.arange(0, len(Y), step)
-        if step > 1:  # subsampled: sequence boundaries are kept approximately
-            lengths = np.diff(np.r_[np.searchsorted(idx, np.r_[0, np.cumsum(lengths)])])
-            lengths = lengths[lengths > 0]
+        """Fit latent points, inducing inputs, kernel and regimes to every frame.
+
+        Parameters
+        ----------
+        X : array-like (T, D) or list of (T_i, D) arrays
+            The sequences are stacked; the HMM sees their boundaries.
+        y : ignored
+        lengths : array-like of int, optional
+
+        Returns
+        -------
+        self
+        """
+        Y, lengths = stack_sequences(X, lengths, estimator=self, reset=True)
+        if len(Y) < 2:
+            raise ValueError("LM2GP needs at least 2 frames, got n_samples=1")
+        rng = check_random_state(self.random_state)
+        seed = int(rng.randint(2 ** 31 - 1))
         self.y_mean_ = Y.mean(0)
-        self.y_scale_ = Y.std(0) + 1e-12
-        Yf = (Y[idx] - self.y_mean_) / self.y_scale_
-        N, Q = len(Yf), int(self.n_latent)
-        # PCA initialisation, unit variance latents
+        self.y_scale_ = Y.std(0)
+        self.y_scale_[self.y_scale_ <= 1e-12] = 1.0
+        Yf = (Y - self.y_mean_) / self.y_scale_
+        N, Q = len(Yf), min(int(self.n_latent), Y.shape[1], len(Yf))
+        M = min(int(self.n_inducing), N)
+        # PCA initialisation, unit-variance latents
         U, S, Vt = np.linalg.svd(Yf - Yf.mean(0), full_matrices=False)
         Xl = U[:, :Q] * np.sqrt(N)
+        Zl = Xl[np.sort(rng.choice(N, M, replace=False))].copy()
         hyp = np.array([0.0, 0.0, np.log(0.1)])
-        hmm = StickBreakingHMM(max_states=self.max_states, alpha=self.alpha,
-                               sticky=self.sticky, max_iter=20, random_state=self.random_state)
-        hmm.fit(Xl, lengths=lengths)
+        hmm = self._hmm(seed, max_iter=20, moves=False).fit(Xl, lengths=lengths)
+        post, prior, kappa = hmm.posterior_, hmm.prior_, hmm.kappa_
+        learn = self.sticky == "auto"
         self.objective_ = []
+        free = [(None, None)] * ((N + M) * Q)
         for _ in range(int(self.n_outer)):
-            res, _ = hmm._e_step(Xl, lengths)
-            r = res.posterior
-            m, beta, W, nu = hmm.m_, hmm.beta_, hmm.W_, hmm.nu_
+            r = infer_states(Xl, lengths, post).posterior
 
-            def f(theta):
+            def f(theta, r=r, post=post):
                 Xc = theta[:N * Q].reshape(N, Q)
-                h = theta[N * Q:]
-                ll, gX, gh = gp_loglik_and_grad(Xc, Yf, *h)
-                lp, gp = latent_prior_and_grad(Xc, r, m, beta, W, nu)
-                return -(ll + lp), -np.r_[(gX + gp).ravel(), gh]
+                Zc = theta[N * Q:(N + M) * Q].reshape(M, Q)
+                F, gX, gZ, gh = sparse_gp_bound_and_grad(Xc, Yf, Zc, *theta[(N + M) * Q:])
+                lp, gp = latent_prior_and_grad(Xc, r, post.m, post.beta, post.W, post.nu)
+                return -(F + lp), -np.r_[(gX + gp).ravel(), gZ.ravel(), gh]
 
-            theta = np.r_[Xl.ravel(), hyp]
-            out = minimize(f, theta, jac=True, method="L-BFGS-B",
-                           options={"maxiter": int(self.lbfgs_iter)})
-            Xl, hyp = out.x[:N * Q].reshape(N, Q), out.x[N * Q:]
-            self.objective_.append(-out.fun)
-            # VB on the HMM given the new latent points (a few sweeps from the current q)
-            for _ in range(5):
-                res, _ = hmm._e_step(Xl, lengths)
-                hmm._update_params(Xl, lengths, res.posterior, res.trans_counts, hmm.prior_)
+            out = minimize(f, np.r_[Xl.ravel(), Zl.ravel(), hyp], jac=True, method="L-BFGS-B",
+                           bounds=free + _KERNEL_BOUNDS, options={"maxiter": int(self.lbfgs_iter)})
+            Xl = out.x[:N * Q].reshape(N, Q)
+            Zl = out.x[N * Q:(N + M) * Q].reshape(M, Q)
+            hyp = out.x[(N + M) * Q:]
+            self.objective_.append(-float(out.fun))
+            # a few VB sweeps of the HMM given the new latent points
+            post, kappa, _, _ = coordinate_ascent(Xl, lengths, post, prior, float(self.alpha),
+                                                  kappa, learn_kappa=learn, max_iter=5, tol=0.0)
         if self.latent_inference == "hmc":
             from recognizers.modelling.hmc import hmc_sample
 
-            r = hmm._e_step(Xl, lengths)[0].posterior
+            r = infer_states(Xl, lengths, post).posterior
 
             def logp(flat):
                 Xc = flat.reshape(N, Q)
-                ll, gX, _ = gp_loglik_and_grad(Xc, Yf, *hyp)
-                lp, gp = latent_prior_and_grad(Xc, r, hmm.m_, hmm.beta_, hmm.W_, hmm.nu_)
-                return ll + lp, (gX + gp).ravel()
+                F, gX, _, _ = sparse_gp_bound_and_grad(Xc, Yf, Zl, *hyp)
+                lp, gp = latent_prior_and_grad(Xc, r, post.m, post.beta, post.W, post.nu)
+                return F + lp, (gX + gp).ravel()
 
             draws, self.hmc_acceptance_ = hmc_sample(
                 logp, Xl, int(self.hmc_samples), step_size=0.01, n_leapfrog=10,
-                rng=self.random_state, burn_in=int(self.hmc_samples))
+                rng=seed, burn_in=int(self.hmc_samples))
             Xl = draws.mean(axis=0).reshape(N, Q)
-        # final VB on the learnt manifold, with restarts (one k-means start can merge regimes)
-        hmm.set_params(n_init=3, max_iter=200).fit(Xl, lengths=lengths)
-        self.hmm_ = hmm
+        # the regimes: a full StickBreakingHMM fit (moves, restarts) on the learnt manifold
+        self.hmm_ = self._hmm(seed, n_init=2).fit(Xl, lengths=lengths)
         self.latent_ = Xl
+        self.inducing_ = Zl
         self.kernel_params_ = hyp
         self._Yf = Yf
-        self._fit_index = idx
-        self.n_features_in_ = Y.shape[1]
-        self.n_states_used_ = hmm.n_states_used_
+        self.n_states_used_ = self.hmm_.n_states_used_
         self.labels_ = self.hmm_.labels_
         return self
 
     def transform(self, X):
-        """Latent points of new frames: the latent point of the nearest (standardised)
-        training frame.  (The paper's predictive-mean back-projection is not done yet.)"""
-        if not hasattr(self, "latent_"):
-            raise ValueError("this LM2GP is not fitted yet; call fit first")
-        Y, _ = stack_sequences(X)
-        if Y.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {Y.shape[1]} features, the model was fitted on "
-                             f"{self.n_features_in_}")
+        """Latent points of frames: the latent point of the nearest (standardised)
+        training frame (a training frame maps to its own latent point).
+
+        Parameters
+        ----------
+        X : array-like (T, D) or list of (T_i, D) arrays
+
+        Returns
+        -------
+        latent : ndarray (T, Q)
+        """
+        check_is_fitted(self, "latent_")
+        Y, _ = stack_sequences(X, estimator=self, reset=False)
         Yn = (Y - self.y_mean_) / self.y_scale_
-        d2 = ((Yn ** 2).sum(1)[:, None] - 2 * Yn @ self._Yf.T + (self._Yf ** 2).sum(1)[None])
-        return self.latent_[np.argmin(d2, axis=1)].copy()
+        nearest = np.empty(len(Yn), dtype=np.int64)
+        for s in range(0, len(Yn), 1024):  # bounded memory for long recordings
+            nearest[s:s + 1024] = np.argmin(_sqdist(Yn[s:s + 1024], self._Yf), axis=1)
+        return self.latent_[nearest].copy()
 
     def predict(self, X, lengths=None):
-        """Regime per frame: Viterbi of the stick-breaking HMM on the latent points."""
-        Y, lengths = stack_sequences(X, lengths)
+        """Regime per frame: Viterbi of the stick-breaking HMM on the latent points.
+
+        Parameters
+        ----------
+        X : array-like (T, D) or list of (T_i, D) arrays
+        lengths : array-like of int, optional
+
+        Returns
+        -------
+        labels : ndarray (T,)
+        """
+        check_is_fitted(self, "latent_")
+        Y, lengths = stack_sequences(X, lengths, estimator=self, reset=False)
         return self.hmm_.predict(self.transform(Y), lengths=lengths)
+
+    def score(self, X, y=None, lengths=None):
+        """``log Z_q(z)`` of the regimes' HMM on the frames' latent points.
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self, "latent_")
+        Y, lengths = stack_sequences(X, lengths, estimator=self, reset=False)
+        return self.hmm_.score(self.transform(Y), lengths=lengths)

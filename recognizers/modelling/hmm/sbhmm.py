@@ -1,36 +1,42 @@
-"""Truncated stick-breaking HMM fitted by variational Bayes (paper 001's SB-HMM).
+"""Truncated stick-breaking HMM fitted by variational Bayes, with a sticky prior and
+merge/delete moves, so that it chooses its number of states.
 
-The initial distribution and every row of the transition matrix get a
-truncated GEM(alpha) prior (Beta(1, alpha) sticks, ``max_states`` pieces);
-each state emits a full-covariance Gaussian with a Normal-Wishart prior
-(Bishop, PRML 10.2).  Mean-field VB alternates
+The initial distribution and every row of the transition matrix get a truncated
+GEM(alpha) prior (Beta(1, alpha) sticks, ``max_states`` pieces); each row's sticks
+carry ``kappa`` pseudo-counts of its self-transition (Fox et al.'s sticky bias,
+learnt by default); each state emits a full-covariance Gaussian with a
+Normal-Wishart prior.  Coordinate ascent alone keeps near-duplicate states that
+split one regime, so at convergence the fit tries merging the closest pairs and
+deleting the smallest states, and keeps a move only if the ELBO rises
+(:func:`recognizers.modelling.hmm.sbhmm_core.try_moves`); ``elbo_`` never decreases.
 
-* ``q(z)``: forward-backward (recognizers.modelling.chain.smooth) with the
-  expected log parameters, ``E[log pi]``, ``E[log A]``, ``E[log N(x | mu, Lambda)]``;
-* ``q(sticks)``: Beta updates (recognizers.modelling.sticks.stick_posterior);
-* ``q(mu, Lambda)``: Normal-Wishart updates (Bishop 10.60-10.63).
-
-The ELBO is ``log Z_q(z) - KL(q(theta) || p(theta))``: each step is an exact
-coordinate ascent, so it never decreases (tested).  Unused states keep the
-prior and vanish from ``n_states_used_``.
-
-The cores (:func:`normal_wishart_posterior`, :func:`expected_gaussian_loglik`,
-:func:`kl_normal_wishart`) are functions of arrays so LM2GP can reuse them.
+The array functions live in :mod:`recognizers.modelling.hmm.sbhmm_core` (LM2GP uses them
+too); this module holds the estimator.
 """
 from __future__ import annotations
 
-import numpy as np
-from scipy.special import digamma, multigammaln
-from sklearn.base import BaseEstimator, ClusterMixin
+from numbers import Integral, Real
 
-from recognizers.modelling.chain import smooth, viterbi
-from recognizers.modelling.sticks import (
-    expected_log_weights,
-    expected_weights,
-    kl_beta,
-    n_used,
-    stick_posterior,
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from recognizers.modelling.hmm.sbhmm_core import (
+    coordinate_ascent,
+    data_prior,
+    decode,
+    expected_gaussian_loglik,
+    expected_log_det_wishart,
+    infer_states,
+    kl_normal_wishart,
+    normal_wishart_posterior,
+    sequence_starts,
+    try_moves,
+    update_posterior,
 )
+from recognizers.modelling.sticks import expected_weights, n_used
 
 __all__ = [
     "StickBreakingHMM",
@@ -42,106 +48,60 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------- cores
+def _is_sequence_list(X) -> bool:
+    """A list/tuple whose items are 2-D arrays is a list of sequences; a list of rows
+    (``X.tolist()``) is one sequence."""
+    return isinstance(X, (list, tuple)) and len(X) > 0 and np.ndim(X[0]) == 2
 
 
-def stack_sequences(X, lengths=None):
-    """``(X (T, D), lengths)`` from one array or a list of (T_i, D) arrays."""
-    if isinstance(X, (list, tuple)):
+def stack_sequences(X, lengths=None, estimator=None, reset=True):
+    """``(X (T, D), lengths)`` from one (T, D) array-like, a list of (T_i, D) arrays,
+    or stacked X with ``lengths``.
+
+    With ``estimator``, X goes through scikit-learn's ``validate_data`` (finite, real,
+    2-D; sets or checks ``n_features_in_``); otherwise through ``check_array``.
+    """
+    if _is_sequence_list(X):
         if lengths is not None:
             raise ValueError("give either a list of sequences or lengths, not both")
-        seqs = [np.atleast_2d(np.asarray(s, dtype=np.float64)) for s in X]
-        if not seqs:
-            raise ValueError("no sequences given")
+        seqs = [check_array(s, dtype=np.float64) for s in X]
         dims = {s.shape[1] for s in seqs}
         if len(dims) != 1:
             raise ValueError(f"sequences differ in dimension: {sorted(dims)}")
-        X = np.concatenate(seqs, axis=0)
         lengths = np.array([len(s) for s in seqs], dtype=np.int64)
+        X = np.concatenate(seqs, axis=0)
+    if estimator is not None:
+        X = validate_data(estimator, X, reset=reset, dtype=np.float64)
     else:
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim == 1:
-            X = X[:, None]
-        if X.ndim != 2:
-            raise ValueError(f"X must be (T, D) or a list of such arrays, got shape {X.shape}")
-        lengths = (np.array([len(X)], dtype=np.int64) if lengths is None
-                   else np.asarray(lengths, dtype=np.int64))
-    if lengths.sum() != len(X) or np.any(lengths < 1):
+        X = check_array(X, dtype=np.float64)
+    lengths = (np.array([len(X)], dtype=np.int64) if lengths is None
+               else np.asarray(lengths, dtype=np.int64))
+    if lengths.ndim != 1 or lengths.sum() != len(X) or np.any(lengths < 1):
         raise ValueError("lengths must be positive and sum to the number of frames")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X contains NaN or infinite values")
     return np.ascontiguousarray(X), lengths
 
 
-def normal_wishart_posterior(X, resp, m0, beta0, W0, nu0):
-    """Normal-Wishart posterior per state (Bishop 10.51-10.53, 10.60-10.63).
-
-    ``X`` (T, D), ``resp`` (T, K) responsibilities.  Returns ``(m, beta, W, nu)``
-    with shapes (K, D), (K,), (K, D, D), (K,).
-    """
-    Nk = resp.sum(axis=0)
-    # empty states: xbar is irrelevant (weight 0), avoid 0/0
-    xbar = (resp.T @ X) / np.maximum(Nk, 1e-300)[:, None]
-    K, D = resp.shape[1], X.shape[1]
-    beta = beta0 + Nk
-    nu = nu0 + Nk
-    m = (beta0 * m0[None, :] + Nk[:, None] * xbar) / beta[:, None]
-    W0inv = np.linalg.inv(W0)
-    W = np.empty((K, D, D))
-    for k in range(K):
-        d = X - xbar[k]
-        S = (resp[:, k, None] * d).T @ d  # N_k S_k
-        e = (xbar[k] - m0)[:, None]
-        Winv = W0inv + S + (beta0 * Nk[k] / (beta0 + Nk[k])) * (e @ e.T)
-        Winv = 0.5 * (Winv + Winv.T)
-        W[k] = np.linalg.inv(Winv)
-    return m, beta, W, nu
+def _init_resp(X, C, rng):
+    """k-means++ seeds, then hard nearest-seed responsibilities (plus a little of every
+    state, so no state starts exactly empty)."""
+    idx = [int(rng.randint(len(X)))]
+    d2 = ((X - X[idx[0]]) ** 2).sum(axis=1)
+    for _ in range(1, min(C, len(X))):
+        p = d2 / d2.sum() if d2.sum() > 0 else None
+        idx.append(int(rng.choice(len(X), p=p)))
+        d2 = np.minimum(d2, ((X - X[idx[-1]]) ** 2).sum(axis=1))
+    centres = X[idx]
+    lab = np.argmin(((X[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
+    resp = np.full((len(X), C), 1e-3)
+    resp[np.arange(len(X)), lab] += 1.0
+    return resp / resp.sum(axis=1, keepdims=True)
 
 
-def expected_log_det_wishart(W, nu):
-    """``E[log |Lambda|]`` under ``Wishart(W, nu)`` (Bishop 10.65); W (K, D, D)."""
-    D = W.shape[-1]
-    i = np.arange(1, D + 1)
-    return (digamma((nu[:, None] + 1 - i[None, :]) / 2).sum(axis=1)
-            + D * np.log(2.0) + np.linalg.slogdet(W)[1])
-
-
-def expected_gaussian_loglik(X, m, beta, W, nu):
-    """``E[log N(x_t | mu_k, Lambda_k^-1)]`` (T, K) under Normal-Wishart q (Bishop 10.64)."""
-    D = X.shape[1]
-    diff = X[:, None, :] - m[None, :, :]                       # (T, K, D)
-    maha = np.einsum("tkd,kde,tke->tk", diff, W, diff)         # (x-m)^T W (x-m)
-    quad = D / beta[None, :] + nu[None, :] * maha
-    return 0.5 * (expected_log_det_wishart(W, nu)[None, :] - D * np.log(2 * np.pi) - quad)
-
-
-def _log_wishart_norm(W, nu):
-    """``log B(W, nu)`` of the Wishart density (Bishop B.79), per state."""
-    D = W.shape[-1]
-    return (-0.5 * nu * np.linalg.slogdet(W)[1] - 0.5 * nu * D * np.log(2.0)
-            - np.array([multigammaln(0.5 * n, D) for n in np.atleast_1d(nu)]))
-
-
-def kl_normal_wishart(m, beta, W, nu, m0, beta0, W0, nu0):
-    """``KL(NW(m, beta, W, nu) || NW(m0, beta0, W0, nu0))`` per state (K,)."""
-    K, D = m.shape
-    e_logdet = expected_log_det_wishart(W, nu)
-    W0inv = np.linalg.inv(W0)
-    W0b = np.broadcast_to(W0, W.shape)
-    kl_wish = (_log_wishart_norm(W, nu) - _log_wishart_norm(W0b, np.full(K, float(nu0)))
-               + 0.5 * (nu - nu0) * e_logdet - 0.5 * nu * D
-               + 0.5 * nu * np.einsum("de,ked->k", W0inv, W))
-    dm = m - m0[None, :]
-    kl_mean = 0.5 * (D * beta0 / beta - D + D * np.log(beta / beta0)
-                     + beta0 * nu * np.einsum("kd,kde,ke->k", dm, W, dm))
-    return kl_wish + kl_mean
-
-
-def _sequence_starts(lengths):
-    return np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-
-
-# --------------------------------------------------------------------------- estimator
+def _transition_counts(resp, lengths):
+    xi = np.zeros((resp.shape[1],) * 2)
+    for s, L in zip(sequence_starts(lengths), lengths):
+        xi += resp[s:s + L - 1].T @ resp[s + 1:s + L]
+    return xi
 
 
 class StickBreakingHMM(ClusterMixin, BaseEstimator):
@@ -149,32 +109,95 @@ class StickBreakingHMM(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    max_states : int
+    max_states : int, default=10
         Truncation level C (upper bound on the number of states).
-    alpha : float
-        Stick concentration of the initial distribution and transition rows.
-    sticky : float
-        Extra pseudo-count on self-transitions (0 = the paper's SB-HMM); helps
-        segmentation of slowly switching regimes.
-    beta0, nu0, w0_scale :
-        Normal-Wishart prior: mean ``m0`` = data mean, ``W0 = (w0_scale * Cov)^-1 / nu0``
-        so that the prior precision has mean ``1/w0_scale`` times the data precision.
-    max_iter, tol : stopping rule on the relative ELBO change.
-    n_init : restarts; the one with the largest ELBO is kept.
-    usage_threshold : weight below which a state counts as unused.
-    random_state : seed.
+    alpha : float, default=1.0
+        Stick concentration of the initial distribution and the transition rows.
+    sticky : "auto" or float, default="auto"
+        ``kappa``, pseudo-counts of each row's self-transition (the sticky HDP-HMM's
+        bias).  "auto" learns it by maximising the ELBO; 0 is the plain SB-HMM.
+    beta0 : float, default=1.0
+        Normal-Wishart prior: pseudo-observations of the mean.
+    nu0 : float or None, default=None
+        Normal-Wishart degrees of freedom (None: D + 2).
+    w0_scale : float, default=0.5
+        The prior precision has mean ``1 / w0_scale`` times the data precision: by
+        default a state is expected to be half as spread as all the data together
+        (with 1.0, on walker windows the ELBO merged distinct activities into three
+        regimes; with 0.1, curved regimes split).
+    max_iter : int, default=200
+        VB sweeps between moves (and the cap on move rounds is ``2 * max_states``).
+    tol : float, default=1e-6
+        Stop a run of sweeps when the relative ELBO change is below it.
+    n_init : int, default=1
+        Restarts; the one with the largest ELBO is kept.
+    moves : bool, default=True
+        Try merge and delete moves at convergence, kept only if the ELBO rises.
+    n_move_tries : int, default=3
+        Merges and deletes proposed per round.
+    usage_threshold : float, default=0.01
+        Share of the frames below which a state counts as unused.
+    random_state : int, RandomState instance or None, default=None
 
     Attributes
     ----------
-    means_, covars_ : posterior-mean emission parameters (C, D), (C, D, D).
-    startprob_, transmat_ : posterior-mean initial distribution and transitions.
-    n_states_used_ : states holding at least ``usage_threshold`` of the frames.
-    elbo_ : list of ELBO values per iteration (the kept restart).
+    posterior_ : HMMPosterior
+        ``q(theta)`` in stick order (internal states).
+    prior_ : NormalWishartPrior
+    kappa_ : float
+        The sticky pseudo-count used (learnt when ``sticky="auto"``).
+    order_ : ndarray (C,)
+        ``order_[label]`` is the internal state a public label stands for: labels are
+        numbered by frames on the training Viterbi path, then by weight, so the labels
+        of ``labels_`` are ``0 .. k-1``.
+    means_, covars_ : ndarrays (C, D), (C, D, D)
+        Posterior-mean emission parameters, in label order.
+    startprob_, transmat_ : ndarrays (C,), (C, C)
+        Posterior-mean initial distribution and transitions, in label order.
+    state_weights_ : ndarray (C,)
+        Share of the training frames per label (smoothed posterior).
+    n_states_used_ : int
+        States holding at least ``usage_threshold`` of the frames.
+    labels_ : ndarray (T,)
+        Viterbi labels of the training frames.
+    elbo_ : list of float
+        ELBO per sweep of the kept restart (never decreases).
+    moves_ : list of tuple
+        Accepted moves ``(kind, internal states)``.
+    n_iter_ : int
+        Sweeps of the kept restart.
+    n_features_in_ : int
+
+    References
+    ----------
+    Paisley, J. and Carin, L., "Hidden Markov models with stick-breaking priors", IEEE
+    Transactions on Signal Processing 57(10), 2009.
+    Fox, E. B., Sudderth, E. B., Jordan, M. I. and Willsky, A. S., "A sticky HDP-HMM with
+    application to speaker diarization", Annals of Applied Statistics 5(2A), 2011.
+    Bryant, M. and Sudderth, E. B., "Truly nonparametric online variational inference for
+    hierarchical Dirichlet processes", NeurIPS 2012.
+    Bishop, C. M., "Pattern Recognition and Machine Learning", Springer, 2006.
     """
 
-    def __init__(self, max_states=10, alpha=1.0, sticky=0.0, beta0=1.0, nu0=None,
-                 w0_scale=1.0, max_iter=200, tol=1e-6, n_init=1, usage_threshold=0.01,
-                 random_state=None):
+    _parameter_constraints = {
+        "max_states": [Interval(Integral, 2, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "sticky": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
+        "beta0": [Interval(Real, 0, None, closed="neither")],
+        "nu0": [None, Interval(Real, 0, None, closed="neither")],
+        "w0_scale": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "moves": ["boolean"],
+        "n_move_tries": [Interval(Integral, 0, None, closed="left")],
+        "usage_threshold": [Interval(Real, 0, 1, closed="both")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, max_states=10, *, alpha=1.0, sticky="auto", beta0=1.0, nu0=None,
+                 w0_scale=0.5, max_iter=200, tol=1e-6, n_init=1, moves=True, n_move_tries=3,
+                 usage_threshold=0.01, random_state=None):
         self.max_states = max_states
         self.alpha = alpha
         self.sticky = sticky
@@ -184,137 +207,119 @@ class StickBreakingHMM(ClusterMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.n_init = n_init
+        self.moves = moves
+        self.n_move_tries = n_move_tries
         self.usage_threshold = usage_threshold
         self.random_state = random_state
 
-    # -- helpers ------------------------------------------------------------
-    def _check_params(self):
-        if int(self.max_states) < 2:
-            raise ValueError("max_states must be at least 2")
-        if self.alpha <= 0 or self.beta0 <= 0 or self.w0_scale <= 0 or self.sticky < 0:
-            raise ValueError("alpha, beta0 and w0_scale must be positive, sticky >= 0")
-        if int(self.max_iter) < 1 or int(self.n_init) < 1:
-            raise ValueError("max_iter and n_init must be at least 1")
+    # -- fitting ------------------------------------------------------------
+    def _fit_once(self, X, lengths, prior, rng):
+        """One restart: sweeps to convergence, then move rounds while a move is kept."""
+        C, alpha = int(self.max_states), float(self.alpha)
+        learn = self.sticky == "auto"
+        kappa = 0.0 if learn else float(self.sticky)
+        resp = _init_resp(X, C, rng)
+        post = update_posterior(X, lengths, resp, _transition_counts(resp, lengths), prior,
+                                alpha, kappa)
+        opts = dict(learn_kappa=learn, kappa_max=float(len(X)))
+        post, kappa, res, elbos = coordinate_ascent(X, lengths, post, prior, alpha, kappa,
+                                                    max_iter=self.max_iter, tol=self.tol, **opts)
+        moves = []
+        for _ in range(2 * C if self.moves and self.n_move_tries > 0 else 0):
+            move = try_moves(X, lengths, post, res, elbos[-1], prior, alpha, kappa,
+                             n_tries=int(self.n_move_tries), **opts)
+            if move is None:
+                break
+            moves.append((move.kind, move.states))
+            post, kappa, res, more = coordinate_ascent(
+                X, lengths, move.posterior, prior, alpha, move.kappa,
+                max_iter=self.max_iter, tol=self.tol, **opts)
+            elbos.extend(more)
+        return post, kappa, res, elbos, moves
 
-    def _prior(self, X):
-        D = X.shape[1]
-        nu0 = float(D + 2 if self.nu0 is None else self.nu0)
-        if nu0 <= D - 1:
-            raise ValueError(f"nu0 must exceed D - 1 = {D - 1}")
-        cov = np.atleast_2d(np.cov(X.T)) if len(X) > 1 else np.eye(D)
-        cov = cov + 1e-6 * np.trace(cov) / D * np.eye(D) + 1e-9 * np.eye(D)
-        W0 = np.linalg.inv(self.w0_scale * cov) / nu0
-        return X.mean(axis=0), float(self.beta0), W0, nu0
-
-    def _update_params(self, X, lengths, resp, trans_counts, prior):
-        m0, beta0, W0, nu0 = prior
-        C = resp.shape[1]
-        self.m_, self.beta_, self.W_, self.nu_ = normal_wishart_posterior(X, resp, m0, beta0, W0, nu0)
-        self.start_a_, self.start_b_ = stick_posterior(resp[_sequence_starts(lengths)].sum(axis=0),
-                                                       self.alpha)
-        counts = trans_counts + self.sticky * np.eye(C)
-        self.trans_a_, self.trans_b_ = stick_posterior(counts, self.alpha)
-
-    def _kl_params(self, prior):
-        m0, beta0, W0, nu0 = prior
-        kl = kl_normal_wishart(self.m_, self.beta_, self.W_, self.nu_, m0, beta0, W0, nu0).sum()
-        kl += kl_beta(self.start_a_, self.start_b_, 1.0, self.alpha).sum()
-        # sticky pseudo-counts act as a prior Beta(1 + s, alpha + ...) on the diagonal
-        # pieces; the ELBO below is that of the sticky-augmented prior.
-        a0, b0 = stick_posterior(self.sticky * np.eye(self.max_states), self.alpha)
-        kl += kl_beta(self.trans_a_, self.trans_b_, a0, b0).sum()
-        return float(kl)
-
-    def _e_step(self, X, lengths):
-        log_pi = expected_log_weights(self.start_a_, self.start_b_)
-        log_A = expected_log_weights(self.trans_a_, self.trans_b_)
-        log_lik = expected_gaussian_loglik(X, self.m_, self.beta_, self.W_, self.nu_)
-        return smooth(log_pi, log_A, log_lik, lengths), (log_pi, log_A, log_lik)
-
-    def _init_resp(self, X, rng):
-        # k-means++-style seeds, then hard nearest-seed assignment
-        C = int(self.max_states)
-        idx = [int(rng.integers(len(X)))]
-        d2 = ((X - X[idx[0]]) ** 2).sum(axis=1)
-        for _ in range(1, min(C, len(X))):
-            p = d2 / d2.sum() if d2.sum() > 0 else None
-            idx.append(int(rng.choice(len(X), p=p)))
-            d2 = np.minimum(d2, ((X - X[idx[-1]]) ** 2).sum(axis=1))
-        centres = X[idx]
-        lab = np.argmin(((X[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
-        resp = np.full((len(X), C), 1e-3)
-        resp[np.arange(len(X)), lab] += 1.0
-        return resp / resp.sum(axis=1, keepdims=True)
-
-    # -- API ----------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, lengths=None):
-        """Fit to one sequence (T, D), a list of sequences, or stacked X with ``lengths``."""
-        self._check_params()
-        X, lengths = stack_sequences(X, lengths)
-        prior = self._prior(X)
-        rng = np.random.default_rng(self.random_state)
-        C = int(self.max_states)
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like (T, D) or list of (T_i, D) arrays
+            One sequence, several sequences, or stacked sequences with ``lengths``.
+        y : ignored
+        lengths : array-like of int, optional
+            Lengths of the stacked sequences (hmmlearn's convention).
+
+        Returns
+        -------
+        self
+        """
+        X, lengths = stack_sequences(X, lengths, estimator=self, reset=True)
+        if self.nu0 is not None and self.nu0 <= X.shape[1] - 1:
+            raise ValueError(f"nu0 must exceed D - 1 = {X.shape[1] - 1}")
+        prior = data_prior(X, self.beta0, self.nu0, self.w0_scale)
+        rng = check_random_state(self.random_state)
         best = None
         for _ in range(int(self.n_init)):
-            resp = self._init_resp(X, rng)
-            starts = _sequence_starts(lengths)
-            trans = np.zeros((C, C))
-            for s, L in zip(starts, lengths):
-                trans += resp[s:s + L - 1].T @ resp[s + 1:s + L]
-            self._update_params(X, lengths, resp, trans, prior)
-            elbo = []
-            for _ in range(int(self.max_iter)):
-                res, _ = self._e_step(X, lengths)
-                elbo.append(res.loglik - self._kl_params(prior))
-                self._update_params(X, lengths, res.posterior, res.trans_counts, prior)
-                if len(elbo) > 1 and abs(elbo[-1] - elbo[-2]) <= self.tol * abs(elbo[-1]):
-                    break
-            res, _ = self._e_step(X, lengths)
-            elbo.append(res.loglik - self._kl_params(prior))
-            if best is None or elbo[-1] > best[0]:
-                best = (elbo[-1], elbo, {k: getattr(self, k) for k in
-                                         ("m_", "beta_", "W_", "nu_", "start_a_", "start_b_",
-                                          "trans_a_", "trans_b_")}, res.posterior)
-        _, self.elbo_, params, post = best
-        for k, v in params.items():
-            setattr(self, k, v)
+            run = self._fit_once(X, lengths, prior, rng)
+            if best is None or run[3][-1] > best[3][-1]:
+                best = run
+        post, self.kappa_, res, self.elbo_, self.moves_ = best
+        self.posterior_ = post
         self.prior_ = prior
-        self.n_features_in_ = X.shape[1]
-        self.means_ = self.m_.copy()
-        self.covars_ = np.linalg.inv(self.W_) / self.nu_[:, None, None]
-        self.startprob_ = expected_weights(self.start_a_, self.start_b_)
-        self.transmat_ = expected_weights(self.trans_a_, self.trans_b_)
-        self.state_weights_ = post.sum(axis=0) / len(X)
-        self.n_states_used_ = n_used(self.state_weights_, self.usage_threshold)
-        self.labels_ = self._decode(X, lengths)
+        self.n_iter_ = len(self.elbo_)
+        path = decode(X, lengths, post)
+        weights = res.posterior.sum(axis=0) / len(X)
+        on_path = np.bincount(path, minlength=len(weights))
+        self.order_ = np.lexsort((-weights, -on_path))
+        self._rank = np.argsort(self.order_)
+        o = self.order_
+        self.means_ = post.m[o].copy()
+        self.covars_ = (np.linalg.inv(post.W) / post.nu[:, None, None])[o]
+        self.startprob_ = expected_weights(post.start_a, post.start_b)[o]
+        self.transmat_ = expected_weights(post.trans_a, post.trans_b)[np.ix_(o, o)]
+        self.state_weights_ = weights[o]
+        self.n_states_used_ = n_used(weights, self.usage_threshold)
+        self.labels_ = self._rank[path]
         return self
 
-    def _check_fitted(self, X, lengths):
-        if not hasattr(self, "m_"):
-            raise ValueError("this StickBreakingHMM is not fitted yet; call fit first")
-        X, lengths = stack_sequences(X, lengths)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the model was fitted on "
-                             f"{self.n_features_in_}")
-        return X, lengths
-
-    def _decode(self, X, lengths):
-        log_pi = expected_log_weights(self.start_a_, self.start_b_)
-        log_A = expected_log_weights(self.trans_a_, self.trans_b_)
-        log_lik = expected_gaussian_loglik(X, self.m_, self.beta_, self.W_, self.nu_)
-        return viterbi(log_pi, log_A, log_lik, lengths).path
+    # -- using the model ----------------------------------------------------
+    def _check_X(self, X, lengths):
+        check_is_fitted(self, "posterior_")
+        return stack_sequences(X, lengths, estimator=self, reset=False)
 
     def predict(self, X, lengths=None):
-        """Most probable state per frame (Viterbi under the expected parameters)."""
-        X, lengths = self._check_fitted(X, lengths)
-        return self._decode(X, lengths)
+        """Most probable label per frame (Viterbi under the expected parameters).
+
+        Parameters
+        ----------
+        X : array-like (T, D) or list of (T_i, D) arrays
+        lengths : array-like of int, optional
+
+        Returns
+        -------
+        labels : ndarray (T,) of int
+        """
+        X, lengths = self._check_X(X, lengths)
+        return self._rank[decode(X, lengths, self.posterior_)]
 
     def predict_proba(self, X, lengths=None):
-        """Smoothed state posteriors (T, C)."""
-        X, lengths = self._check_fitted(X, lengths)
-        return self._e_step(X, lengths)[0].posterior
+        """Smoothed label posteriors.
+
+        Returns
+        -------
+        proba : ndarray (T, C), columns in label order, rows sum to 1.
+        """
+        X, lengths = self._check_X(X, lengths)
+        return infer_states(X, lengths, self.posterior_).posterior[:, self.order_]
 
     def score(self, X, y=None, lengths=None):
-        """ELBO-style score of new data: ``log Z_q(z)`` under the expected parameters."""
-        X, lengths = self._check_fitted(X, lengths)
-        return float(self._e_step(X, lengths)[0].loglik)
+        """``log Z_q(z)``: the log normaliser of ``q(z)`` under the expected parameters
+        (the data term of the ELBO; higher is better).
+
+        Returns
+        -------
+        score : float
+        """
+        X, lengths = self._check_X(X, lengths)
+        return float(infer_states(X, lengths, self.posterior_).loglik)
+
