@@ -123,25 +123,30 @@ def clip_gaussian_gain(W, gaussian, max_gain=0.95):
 
 
 # --------------------------------------------------------------------------- Langevin
+def _per_entry(a, shape):
+    """A scalar, a (D,) per-row vector or a (D, J) array broadcast to ``shape`` (D, J)."""
+    a = np.asarray(a, dtype=float)
+    return np.broadcast_to(a[:, None] if a.ndim == 1 else a, shape)
+
+
 def langevin_step(W, X, theta, gaussian, mu, sigma, eps2, n_gibbs, rng, *, use_data=True):
     """One brief-Langevin transition (eqs. 13-17, section 3.2 step 4)::
 
         G = -(W - mu 1^T) / sigma^2 + X^T X W - X_l^T X_l W
         W' = W + (eps^2 / 2) G + eps * N(0, I)
 
-    ``eps2`` is ``eps^2``, a scalar or one value per row (a constant diagonal
-    preconditioner, still a valid Langevin diffusion); ``mu`` and ``sigma`` (standard deviations, P2)
-    broadcast over rows.  ``use_data=False`` drops both likelihood terms (the
+    ``eps2`` is ``eps^2``, a scalar, one value per row or one per entry (a
+    constant diagonal preconditioner, still a valid Langevin diffusion); ``mu`` and
+    ``sigma`` (standard deviations) likewise: per row (the paper's prior) or per
+    entry (a prior per hidden unit broadcast over rows).  ``use_data=False`` drops both likelihood terms (the
     chain then samples the prior, a test of the sampler).
 
     Returns ``(W', g_theta)`` with ``g_theta = sum_n x_n - sum_n x_l,n`` the
     brief-sampling gradient of the log-likelihood in ``theta`` (zeros without data).
     """
-    mu = np.broadcast_to(np.asarray(mu, dtype=float), (W.shape[0],))[:, None]
-    var = np.broadcast_to(np.asarray(sigma, dtype=float), (W.shape[0],))[:, None] ** 2
-    G = -(W - mu) / var
+    mu, sigma, eps2 = (_per_entry(a, W.shape) for a in (mu, sigma, eps2))
+    G = -(W - mu) / sigma ** 2
     g_theta = np.zeros(W.shape[0])
-    eps2 = np.broadcast_to(np.asarray(eps2, dtype=float), (W.shape[0],))[:, None]
     if use_data:
         neg_W, neg_t, _ = cd_negative_phase(X, W, theta, gaussian, n_gibbs, rng)
         G = G + coupling_gradient(X, W) - neg_W

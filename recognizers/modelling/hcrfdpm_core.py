@@ -144,6 +144,13 @@ def stick_counts(F, lengths, params, G, XI):
     return cx.T.copy(), cy.T.copy(), ce.transpose(1, 2, 0).reshape(L, L * C).copy()
 
 
+def rescale_to_sticks(params, El_old, El_new):
+    """theta * El_old / El_new: the parameters whose potentials theta * El_new equal
+    theta * El_old, so the model is unchanged when the sticks move (E[log pi] < 0
+    always under the truncation, so the ratio is finite and positive)."""
+    return tuple(p * (eo / en) for p, eo, en in zip(params, El_old, El_new))
+
+
 def expected_logs(taus, n_classes):
     """El_x (L, d), El_y (L, C), El_e (C, L, L) from Beta parameters ((a, b) per family)."""
     (ax, bx), (ay, by), (ae, be) = taus
