@@ -154,24 +154,29 @@ def langevin_step(W, X, theta, gaussian, mu, sigma, eps2, n_gibbs, rng, *, use_d
     return W + 0.5 * eps2 * G + np.sqrt(eps2) * rng.standard_normal(W.shape), g_theta
 
 
-def mcem_m_step(samples):
-    """Monte Carlo EM M-step (eqs. 24-25): from ``K`` coupling samples
-    (``K x D x J``) return per-row ``mu`` (D,) and ``sigma`` (D,), the latter
-    with the paper's ``JK - 1`` denominator (P7)."""
+def mcem_m_step(samples, sharing="row"):
+    """Monte Carlo EM M-step from ``K`` coupling samples (``K x D x J``).
+
+    ``sharing="row"``: the paper's prior ``W_ij ~ N(mu_i, sigma_i^2)``, eqs. 24-25, one
+    ``mu_i, sigma_i`` per visible unit from its ``J K`` sampled entries (the ``JK - 1``
+    denominator of eq. 25). ``sharing="all"``: one ``mu, sigma`` for every entry, from
+    all ``D J K`` of them. Returns ``mu`` (D,) and ``sigma`` (D,).
+    """
     S = np.asarray(samples, dtype=float)
     if S.ndim == 2:
         S = S[None]
     K, D, J = S.shape
     flat = np.moveaxis(S, 1, 0).reshape(D, K * J)
+    if sharing == "all":
+        flat = flat.reshape(1, -1)
     mu = flat.mean(axis=1)
-    ddof = 1 if K * J > 1 else 0
-    sigma = flat.std(axis=1, ddof=ddof)
-    return mu, sigma
+    sigma = flat.std(axis=1, ddof=1 if flat.shape[1] > 1 else 0)
+    return np.broadcast_to(mu, (D,)).copy(), np.broadcast_to(sigma, (D,)).copy()
 
 
-def mle_prior_init(W_mle):
+def mle_prior_init(W_mle, sharing="row"):
     """Initial hyper-parameters from a maximum-likelihood coupling (eqs. 26-27)."""
-    return mcem_m_step(np.asarray(W_mle, dtype=float)[None])
+    return mcem_m_step(np.asarray(W_mle, dtype=float)[None], sharing)
 
 
 # --------------------------------------------------------------------------- exact (small M)

@@ -60,11 +60,11 @@ class HCRFDPM(SequenceClassifier):
     n_states : int, default 10
         Truncation L of the hidden states shared by all labels.
     alpha : float, default 1.0
-        Concentration of the three stick families. Small values favour few states: the
-        first theta phase runs under the prior's E[log pi], which with alpha ~ 1 falls
-        by about one nat per piece, so the fit recruits states in stick order and only
-        as far as the data need. (The paper's s1 / s2 = 100 puts almost all prior mass
-        on the truncation's last piece.)
+        Concentration of the three stick families. Under Beta(1, alpha) pieces the
+        prior's E[log pi_k] falls by about ``1 + 1/alpha`` nats per piece at alpha = 1,
+        so the first theta phase (see ``init``) fills the states in stick order and only
+        as far as the data need. (The paper's s1 / s2 = 100 puts almost all prior mass on
+        the truncation's last piece: every frame then starts in that one state.)
     update_alpha : bool, default False
         Update the concentrations under a Gamma(s1, s2) hyper-prior in the stick phase.
     s1, s2 : float, defaults 1000 and 10
@@ -72,8 +72,21 @@ class HCRFDPM(SequenceClassifier):
     clamped : bool, default True
         The stick phase counts each training sequence under its own label (True) or
         under every label weighted by p(y | x) (False).
-    init : {"prior", "uniform"}, default "prior"
-        E[log pi] of the first theta phase: the stick prior's, or equal weights 1/L.
+    init : {"label-prior", "prior", "uniform"}, default "label-prior"
+        E[log pi] of the first theta phase: the prior's for the label sticks and equal
+        weights 1/L for the others ("label-prior"), the prior's for all three families
+        ("prior": fewer states, but the emission terms then penalise every later state
+        on every frame, and on tasks with many classes the fit stalls, see
+        docs/benchmarks.md), or equal weights everywhere ("uniform": most states used).
+    count_weights : {"occupancy", "theta"}, default "occupancy"
+        What the stick phase counts: each frame's expected state occupancy (feature
+        value for the feature sticks), as a Dirichlet-process mixture's conjugate update
+        does, or those counts times theta (the paper's exact mean-field update, eqs.
+        25-30). theta is rescaled to the new sticks either way, so the choice changes
+        only what the sticks report: under "theta" a label's favourite state, whose
+        label potential theta_y * E[log pi_y] is best near 0 (theta_y ~ 0), gets no
+        count, and its stick weight stays at the prior's, whereas under "occupancy" the
+        stick weights follow the states' use and the unused ones get negligible mass.
     n_restarts : int, default 1
         Random starts; the best by validation macro-F1 (with ``X_val``) or by training
         conditional log-likelihood is kept.
@@ -125,7 +138,8 @@ class HCRFDPM(SequenceClassifier):
         "s1": [Interval(numbers.Real, 0, None, closed="neither")],
         "s2": [Interval(numbers.Real, 0, None, closed="neither")],
         "clamped": ["boolean"],
-        "init": [StrOptions({"prior", "uniform"})],
+        "init": [StrOptions({"prior", "label-prior", "uniform"})],
+        "count_weights": [StrOptions({"occupancy", "theta"})],
         "n_restarts": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_outer": [Interval(numbers.Integral, 0, None, closed="left")],
         "max_var_iter": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -138,7 +152,8 @@ class HCRFDPM(SequenceClassifier):
     }
 
     def __init__(self, n_states=10, alpha=1.0, update_alpha=False, s1=1000.0, s2=10.0,
-                 clamped=True, init="prior", n_restarts=1, n_outer=2, max_var_iter=100,
+                 clamped=True, init="label-prior", count_weights="occupancy",
+                 n_restarts=1, n_outer=2, max_var_iter=100,
                  max_grad_iter=300, warm_grad_iter=100, tol=1e-7, var_tol=1e-4,
                  usage_threshold=0.05, random_state=None):
         self.n_states = n_states
@@ -148,6 +163,7 @@ class HCRFDPM(SequenceClassifier):
         self.s2 = s2
         self.clamped = clamped
         self.init = init
+        self.count_weights = count_weights
         self.n_restarts = n_restarts
         self.n_outer = n_outer
         self.max_var_iter = max_var_iter
@@ -177,10 +193,11 @@ class HCRFDPM(SequenceClassifier):
     def _phase1(self, F, lengths, yi, params, El, alphas):
         """Beta posteriors of the three stick families given the fitted model.
 
-        The chain posteriors q(s | y, x) of the model (theta, El) give the theta-weighted
-        expected piece counts (exact conjugate form); the Beta update from them is exact
-        for fixed q(s). With ``update_alpha`` the concentrations and the sticks are
-        updated in turn (Gamma(s1, s2) hyper-prior) until they agree to ``var_tol``."""
+        The chain posteriors q(s | y, x) of the model (theta, El) give the expected piece
+        counts, weighted by theta (``count_weights="theta"``, the exact mean-field update
+        of eqs. 25-30) or not; the Beta update from them is exact for fixed q(s). With
+        ``update_alpha`` the concentrations and the sticks are updated in turn (Gamma(s1,
+        s2) hyper-prior) until they agree to ``var_tol``."""
         C = params[1].shape[1]
         N = len(lengths)
         if self.clamped:
@@ -189,7 +206,9 @@ class HCRFDPM(SequenceClassifier):
         else:
             Wt = np.exp(core.predict_log_proba(F, lengths, params, El))
         G, XI, _ = core.label_statistics(F, lengths, params, El, Wt)
-        counts = core.stick_counts(F, lengths, params, G, XI)
+        weights = (params if self.count_weights == "theta"
+                   else tuple(np.ones_like(p) for p in params))
+        counts = core.stick_counts(F, lengths, weights, G, XI)
         taus = None
         for _ in range(int(self.max_var_iter) if self.update_alpha else 1):
             new = tuple(sticks.stick_posterior(c, a) for c, a in zip(counts, alphas))
@@ -226,9 +245,9 @@ class HCRFDPM(SequenceClassifier):
     def _fit_once(self, F, lengths, yi, C, rng, score):
         """One random start: (theta, sticks) rounds, returning the last model.
 
-        theta starts under the stick prior's own expected log-weights (``init="prior"``:
-        with alpha ~ 1 the earlier pieces are favoured, so the theta phase recruits only
-        the states the data ask for) or under equal weights (``init="uniform"``). Each
+        theta starts under the stick prior's expected log-weights (see ``init``): with
+        alpha ~ 1 the earlier pieces are favoured, so the theta phase recruits states in
+        stick order as far as the data ask. Each
         round then (1) updates the Beta posteriors of the sticks in closed form from the
         chain posteriors of the fitted model, (2) rescales theta by El_old / El_new so that
         every potential theta * El, hence the model, is unchanged by the new sticks, and
@@ -241,7 +260,11 @@ class HCRFDPM(SequenceClassifier):
                   rng.uniform(0, 1, (C, L, L)))
         alphas = (float(self.alpha),) * 3
         prior = core.prior_taus(d, C, L, alphas)
-        El = core.expected_logs(prior, C) if self.init == "prior" else core.uniform_logs(d, C, L)
+        El = core.uniform_logs(d, C, L)
+        if self.init == "prior":
+            El = core.expected_logs(prior, C)
+        elif self.init == "label-prior":
+            El = (El[0], core.expected_logs(prior, C)[1], El[2])
         params, nll, n_iter = self._phase2(F, lengths, yi, params, El, int(self.max_grad_iter))
         self.checkpoint_scores_ = [score(params, El, nll)]
         taus = None

@@ -9,6 +9,10 @@ from recognizers.modelling.hcrfdpm import HCRFDPM
 ESTIMATORS = [
     HCRFClassifier(n_hidden=2, max_iter=50, random_state=0),
     HCRFDPM(n_states=3, max_grad_iter=40, warm_grad_iter=20, n_outer=1, random_state=0),
+    # every column in the Gaussian wing: the checks feed real-valued data
+    Harmonium(n_components=2, n_iter=5, gaussian_columns="all", random_state=0),
+    BayesianHarmonium(n_components=2, n_burn_in=5, n_samples=3, thinning=1, n_em_iter=2,
+                      em_samples=2, ml_n_iter=3, gaussian_columns="all", random_state=0),
 ]
 
 
