@@ -23,7 +23,8 @@ limited to one thread, Numba compiled beforehand), so a busy machine inflates ne
 side. Goals (issue 32): accuracy within 1 point of the grid's best; states used below
 the truncation and at most the grid winner's total (classes x H) + 50 %; fit time at
 most 3x the whole grid's; the kept model has learnt sticks and the unused states
-negligible label-stick weight.
+negligible label-stick weight. On the synthetic task pyhcrf 0.1.0, when installed,
+is timed beside our finite HCRF at the grid winner's H (:func:`pyhcrf_peer`).
 """
 from __future__ import annotations
 
@@ -88,6 +89,39 @@ def japanese_vowels(wheel):
     return Xtr, ytr, Xte, yte
 
 
+def pyhcrf_peer(h, Xtr, ytr, Xte, yte, seed=0, max_iter=200):
+    """pyhcrf 0.1.0's HCRF (the only packaged HCRF) beside ours at the same H, or None.
+
+    Same features and H hidden states per class, every transition inside a class
+    allowed (its default is a left-to-right chain; its chains still start in state 0
+    and end in state H-1), L2 only with c2 = alpha / 2 (it penalises c2 ||theta||^2, we
+    alpha/2 ||theta||^2), scipy L-BFGS-B with our maxiter and gtol. Its sdist ships only
+    the .pyx: ``pip install cython setuptools`` then ``pip install
+    --no-build-isolation pyhcrf`` builds it on Python 3.12 / numpy 2 unpatched.
+    """
+    try:
+        import pyhcrf
+    except ImportError:
+        print("pyhcrf: not installed (see docs/benchmarks.md for how it builds)")
+        return None
+    classes = sorted(set(ytr))
+    trans = [[c, i, j] for c in range(len(classes)) for i in range(h) for j in range(h)]
+    np.random.seed(seed)                      # pyhcrf draws its start from numpy's global RNG
+    m = pyhcrf.HCRF(num_states=h, c1=0.0, c2=0.5, transitions=trans,
+                    optimizer_kwargs={"options": {"maxiter": max_iter, "gtol": 1e-6}})
+    try:
+        m, dt = cpu_fit(m, list(Xtr), list(ytr))
+    except RuntimeError as exc:               # it raises when L-BFGS stops at maxiter
+        print(f"pyhcrf: no row, its fit failed: {exc}")
+        return None
+    ours, ours_dt = cpu_fit(HCRFClassifier(n_hidden=h, random_state=seed), Xtr, ytr)
+    acc = 100 * np.mean(np.asarray(m.predict(list(Xte))) == np.asarray(yte))
+    print(f"pyhcrf H={h}: test accuracy {acc:.1f} %, {dt:.2f} CPU s; ours "
+          f"{100 * ours.score(Xte, yte):.1f} %, {ours_dt:.2f} CPU s: pyhcrf / ours "
+          f"{dt / ours_dt:.1f}x")
+    return dt / ours_dt
+
+
 def cpu_fit(est, X, y):
     t0 = time.process_time()
     est.fit(X, y)
@@ -116,6 +150,8 @@ def run_task(name, data, L, grid, dpm_params):
           f"(per label {m.states_per_label_.tolist()}), largest label-stick weight of an "
           f"unused state {unused_w:.4f}, learnt sticks {m.taus_ is not None}, "
           f"{m.n_iter_} L-BFGS-B iterations, {dpm_cpu:.1f} CPU s")
+    if name.startswith("synthetic"):
+        pyhcrf_peer(best_h, Xtr, ytr, Xte, yte)
     limit = 1.5 * C * best_h
     return dict(task=name, grid_acc=best_acc, grid_h=best_h, grid_total=C * best_h,
                 grid_cpu=grid_cpu, acc=acc, used=m.n_states_used_, L=L, cpu=dpm_cpu,

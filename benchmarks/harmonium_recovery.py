@@ -1,9 +1,10 @@
-"""Paper 003's parameter-recovery experiment (section 5.1, Fig. 5; digest 003-6).
+"""The parameter-recovery experiment of Guo & Xing, "Bayesian Exponential Family
+Harmoniums", CMU-ML-06-103, 2006 (section 5.1, Fig. 5).
 
 A GB-EFH with M = 100 binary units, J = 10 hidden units and theta = 0; W from the
 top-J eigenpairs of a symmetrised U[0, 0.1] matrix (V = W W^T >= 0).  Training
 sets of N = 25..200 exact-in-the-limit samples (long block-Gibbs chains: the
-paper's perfect sampler is not implemented, digest 003-6 allows this).  ML is
+paper's perfect sampler is not implemented).  ML is
 full-batch CD-1 gradient ascent (the paper's baseline); the Bayesian estimate is
 the posterior mean of V from ``BayesianHarmonium`` at its defaults (prior learnt by
 MCEM, pooled over the coupling), told only theta = 0 as ML is.  ``--paper-prior`` adds
@@ -124,7 +125,7 @@ def plot(summary, sizes, path):
         ax.set_title(title)
         ax.grid(alpha=0.3)
         ax.legend()
-    fig.suptitle("V = W W^T recovery, M = 100, J = 10 (paper 003 Fig. 5)")
+    fig.suptitle("V = W W^T recovery, M = 100, J = 10 (Guo & Xing 2006, Fig. 5)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -1,11 +1,11 @@
-"""The ``"hcrf-dpm"`` walker recognizer: HCRF-DPM (paper 000) over sliding windows.
+"""The ``"hcrf-dpm"`` walker recognizer: HCRF-DPM over sliding windows.
 
-Each window of ``window`` frames gets one activity (digest 000-8): training windows
+Each window of ``window`` frames gets one activity: training windows
 are cut every ``hop`` frames and labelled by their majority activity. Frames are
 standardised and NaN (a missing reading) set to the mean; every ``pool`` frames of a
 window become one step of the hidden chain, described by the block's mean, encoded
 nonnegatively as by :func:`~recognizers.modelling.hcrfdpm.encode_signed` ([m+, m-], as
-the model needs, digest P5), and its standard deviation (already nonnegative; the
+the model needs), and its standard deviation (already nonnegative; the
 walker's motion energy), plus a constant: (3 d + 1) features per step. With
 ``n_knots`` > 0 (the default) each block mean and deviation is instead expanded on
 piecewise-linear "hat" functions at quantile knots of the training blocks
@@ -21,6 +21,12 @@ classified and the posterior is smoothed, ``p <- (1 - smoothing) p + smoothing q
 between updates the last posterior is held, so the latency is at most ``hop``
 frames plus one window's forward pass. ``predict_proba`` (offline) averages the
 posteriors of every window that covers a frame.
+
+References
+----------
+K. Bousmalis, S. Zafeiriou, L.-P. Morency, M. Pantic and Z. Ghahramani, "Variational
+Hidden Conditional Random Fields with Coupled Dirichlet Process Mixtures", ECML PKDD
+2013, LNAI 8189, pp. 531-547.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Exponential-family harmoniums as scikit-learn transformers (paper 003).
+"""Exponential-family harmoniums as scikit-learn transformers.
 
 * :class:`Harmonium` -- the Gaussian-Bernoulli EFH of eqs. 4-6 (binary visible
   units, unit-variance Gaussian hidden units) and, with ``gaussian_columns``,
@@ -6,12 +6,18 @@
   maximum likelihood with contrastive divergence (CD-k, "brief sampling").
 * :class:`BayesianHarmonium` -- the Bayesian EFH: a column-iid Gaussian prior
   ``W_ij ~ N(mu_i, sigma_i^2)`` (eq. 7), posterior samples of the coupling by
-  the brief Langevin sampler (eqs. 13-17, step ``eps^2 = step_size / N``, digest
-  P4), hyper-parameters ``mu, sigma`` by Monte Carlo EM (eqs. 24-27).
+  the brief Langevin sampler (eqs. 13-17, step ``eps^2`` shrinking with N), hyper-parameters ``mu, sigma`` by Monte Carlo EM (eqs. 24-27).
 
 Both project with the posterior mean ``E[h | v] = Wbar^T v`` (eq. 22): one
 averaged matrix at run time.  Kernels live in
 :mod:`recognizers.modelling.harmonium_core`.
+
+References
+----------
+Y. Guo and E. P. Xing, "Bayesian Exponential Family Harmoniums", Carnegie Mellon
+University technical report CMU-ML-06-103, 2006.
+M. Welling, M. Rosen-Zvi and G. E. Hinton, "Exponential Family Harmoniums with an
+Application to Information Retrieval", NIPS 17, 2004.
 """
 
 from __future__ import annotations
@@ -238,7 +244,7 @@ class Harmonium(_HarmoniumBase):
 
 def ml_fit(V, W, theta, gaussian, *, learning_rate, n_iter, batch_size, n_gibbs, fit_bias, max_gain,
            rng, progress=False, desc="harmonium ML"):
-    """CD-k gradient ascent (digest 003-2 step 7): ``W += lr (X^T X W - X_l^T X_l W) / b``
+    """CD-k gradient ascent (the paper's ML baseline): ``W += lr (X^T X W - X_l^T X_l W) / b``
     and ``theta += lr (mean x - mean x_l)``; returns ``(W, theta)``."""
     N = V.shape[0]
     b = N if batch_size is None else min(int(batch_size), N)
@@ -266,7 +272,7 @@ class BayesianHarmonium(_HarmoniumBase):
         W <- W + (eps^2/2) [-(W - mu)/sigma^2 + X^T X W - X_1^T X_1 W] + eps * N(0, I)
 
     with ``X_1`` from ``n_gibbs_steps`` Gibbs sweeps started at the data and
-    ``eps^2 = step_size / sum_n ||v_n||^2`` (the gradient grows with N, digest P4).
+    ``eps^2 = step_size / sum_n ||v_n||^2`` (the gradient grows with N).
 
     Schedule: ``n_burn_in`` transitions; then, if ``fit_prior``, ``n_em_iter``
     MCEM rounds, each collecting ``em_samples`` samples (every ``thinning``-th
@@ -288,7 +294,7 @@ class BayesianHarmonium(_HarmoniumBase):
     n_gibbs_steps : int, default 1
         ``l`` of brief sampling (the paper: 1).
     prior_mean, prior_std : float or (D,) array, defaults 0.0 and 0.1
-        ``mu`` and ``sigma`` (a standard deviation, P2); the EM's starting
+        ``mu`` and ``sigma`` (a standard deviation); the EM's starting
         point when ``fit_prior`` and ``init="random"``.
     fit_prior : bool, default True
         Estimate ``mu, sigma`` by Monte Carlo EM.
@@ -409,7 +415,7 @@ class BayesianHarmonium(_HarmoniumBase):
             if self.fit_prior and J > 1:
                 mu, sigma = core.mle_prior_init(W, self.prior_sharing)       # eqs. 26-27
                 sigma = np.maximum(sigma, _SIGMA_FLOOR)
-        # eps^2 shrinks with N (P4) and with the data's squared norm, so that
+        # eps^2 shrinks with N and with the data's squared norm, so that
         # step_size is free of the data's scale: the likelihood's curvature in W
         # is of the order of sum_n ||v_n||^2.
         eps2 = float(self.step_size) / max(float(np.einsum("nd,nd->", V, V)), 1.0)

@@ -1,5 +1,5 @@
 """Exponential-family harmonium kernels (Guo & Xing, "Bayesian Exponential
-Family Harmoniums", CMU-ML-06-103; digest section 003): pure functions of
+Family Harmoniums", CMU-ML-06-103, 2006): pure functions of
 arrays that the estimators in :mod:`recognizers.modelling.harmonium` call.
 
 Model (rows of ``V`` are visible vectors, sklearn layout ``N x D``)
@@ -7,21 +7,28 @@ Model (rows of ``V`` are visible vectors, sklearn layout ``N x D``)
 Visible units ``v = [x ; z]``: Bernoulli units ``x`` (mask ``gaussian`` False)
 and unit-variance Gaussian units ``z`` (mask True, the dual-wing harmonium's
 second wing).  Hidden units ``h`` (J of them) are Gaussian with unit variance,
-lambda = 0 (a hidden bias is redundant with ``theta``, digest 003-1)::
+lambda = 0 (a hidden bias is redundant with ``theta``)::
 
     p(v, h) ∝ exp{ theta^T v - ½ z^T z - ½ h^T h + v^T W h }          (eq. 6)
-    p(x_i | h) = Bernoulli(sigm(theta_i + (W h)_i))                  (eq. 4, P1)
+    p(x_i | h) = Bernoulli(sigm(theta_i + (W h)_i))                  (eq. 4; the paper's "logit" is the sigmoid)
     p(z_k | h) = N(theta_k + (W h)_k, 1)
     p(h | v)   = N(W^T v, I)                                           (eq. 5)
     p~(v | W)  = exp{ theta^T v - ½ z^T z + ½ ||W^T v||^2 }             (eq. 28/33)
 
 so ``d log p~(v)/dW = v v^T W`` for both wings and
 ``grad log Z = E_p(v)[v v^T W]`` (eqs. 16-17).  Data terms are computed as
-``V^T (V W)`` -- O(N D J) -- never as a D x D matrix (P3).
+``V^T (V W)`` -- O(N D J) -- never as a D x D matrix.
 
 The Gaussian wing is normalisable only while ``I - W_z W_z^T`` is positive
 definite; :func:`clip_gaussian_gain` keeps the singular values of ``W_z``
 below one.
+
+References
+----------
+Y. Guo and E. P. Xing, "Bayesian Exponential Family Harmoniums", Carnegie Mellon
+University technical report CMU-ML-06-103, 2006.
+M. Welling, M. Rosen-Zvi and G. E. Hinton, "Exponential Family Harmoniums with an
+Application to Information Retrieval", NIPS 17, 2004.
 """
 
 from __future__ import annotations
@@ -91,7 +98,7 @@ def gibbs_chain(V0, W, theta, gaussian, n_steps, rng):
 
 
 def coupling_gradient(V, W):
-    """``sum_n v_n v_n^T W`` computed as ``V^T (V W)`` (eq. 16, P3): D x J."""
+    """``sum_n v_n v_n^T W`` computed as ``V^T (V W)`` (eq. 16): D x J."""
     return V.T @ (V @ W)
 
 
@@ -277,7 +284,7 @@ def log_partition_mc_identity(W, theta, n_samples, rng):
 
 # --------------------------------------------------------------------------- recovery experiment
 def recovery_problem(M=100, J=10, scale=0.1, rng=None):
-    """The paper's synthetic coupling (section 5.1, digest 003-6): an M x M
+    """The paper's synthetic coupling (section 5.1): an M x M
     matrix of U[0, scale] entries, symmetrised, its top-J eigenpairs give
     ``W = U_J Lambda_J^{1/2}`` so that ``V = W W^T`` is the best rank-J
     approximation; redrawn until ``V >= 0`` elementwise."""
@@ -301,7 +308,7 @@ def mae(V, V_hat):
 
 
 def mre(V, V_hat, tiny=1e-12):
-    """Mean relative error (eq. 30); pairs where both entries are 0 count as 0 (P9)."""
+    """Mean relative error (eq. 30); pairs where both entries are 0 count as 0 (eq. 30 is 0/0 there)."""
     V = np.asarray(V, dtype=float)
     V_hat = np.asarray(V_hat, dtype=float)
     den = np.maximum(np.abs(V), np.abs(V_hat))
