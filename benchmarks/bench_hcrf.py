@@ -41,9 +41,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from recognizers.modelling.hcrf import HCRFClassifier  # noqa: E402
-from recognizers.modelling.hcrfdpm import HCRFDPM, encode_signed  # noqa: E402
-from recognizers.modelling.sequence_data import make_two_hmm_task  # noqa: E402
+from recognizers.modelling.crf.hcrf import HCRFClassifier  # noqa: E402
+from recognizers.modelling.crf.hcrfdpm import HCRFDPM, encode_signed  # noqa: E402
+from recognizers.modelling.datasets import make_two_hmm_task  # noqa: E402
 
 
 def encode(train, test):

@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from recognizers.modelling import BayesianHarmonium, Harmonium  # noqa: E402
-from recognizers.modelling import harmonium_core as core  # noqa: E402
+from recognizers.modelling.harmonium import harmonium_core as core  # noqa: E402
 
 ML_SETTINGS = dict(learning_rate=0.01, n_iter=1000, batch_size=None, fit_visible_bias=False)
 # the defaults, told theta = 0 (the paper's synthetic model) as ML is

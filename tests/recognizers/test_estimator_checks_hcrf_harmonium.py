@@ -3,8 +3,8 @@ validation, n_features_in_, random_state, NotFittedError, refusals, tags, clone.
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from recognizers.modelling import BayesianHarmonium, Harmonium
-from recognizers.modelling.hcrf import HCRFClassifier
-from recognizers.modelling.hcrfdpm import HCRFDPM
+from recognizers.modelling.crf.hcrf import HCRFClassifier
+from recognizers.modelling.crf.hcrfdpm import HCRFDPM
 
 ESTIMATORS = [
     HCRFClassifier(n_hidden=2, max_iter=50, random_state=0),

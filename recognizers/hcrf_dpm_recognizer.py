@@ -4,7 +4,7 @@ Each window of ``window`` frames gets one activity: training windows
 are cut every ``hop`` frames and labelled by their majority activity. Frames are
 standardised and NaN (a missing reading) set to the mean; every ``pool`` frames of a
 window become one step of the hidden chain, described by the block's mean, encoded
-nonnegatively as by :func:`~recognizers.modelling.hcrfdpm.encode_signed` ([m+, m-], as
+nonnegatively as by :func:`~recognizers.modelling.crf.hcrfdpm.encode_signed` ([m+, m-], as
 the model needs), and its standard deviation (already nonnegative; the
 walker's motion energy), plus a constant: (3 d + 1) features per step. With
 ``n_knots`` > 0 (the default) each block mean and deviation is instead expanded on
@@ -36,9 +36,9 @@ import numpy as np
 
 from recognizers.base import (Interval, Recognizer, RecognizerTags, StrOptions,
                               StreamRunMixin, check_is_fitted, register_recognizer)
-from recognizers.crf import _Bool
-from recognizers.modelling import hcrfdpm_core
-from recognizers.modelling.hcrfdpm import HCRFDPM
+from recognizers.modelling.crf.linear_chain import _Bool
+from recognizers.modelling.crf import hcrfdpm_core
+from recognizers.modelling.crf.hcrfdpm import HCRFDPM
 
 
 def block_stats(Z: np.ndarray, pool: int) -> np.ndarray:
@@ -104,7 +104,7 @@ class HCRFDPMRecognizer(StreamRunMixin, Recognizer):
     smoothing : weight of a new window posterior in the streamed (filtered) output.
     n_states, alpha, update_alpha, clamped, init, n_restarts, n_outer, max_var_iter,
     max_grad_iter, warm_grad_iter, random_state : as
-        :class:`~recognizers.modelling.hcrfdpm.HCRFDPM` (its iteration caps lower here).
+        :class:`~recognizers.modelling.crf.hcrfdpm.HCRFDPM` (its iteration caps lower here).
 
     Attributes
     ----------

@@ -25,8 +25,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from recognizers.modelling import dirichlet, sticks
-from recognizers.modelling.hdp_core import doc_bound, doc_estep, doc_estep_labelled
-from recognizers.modelling.perplexity import check_counts, check_vocabulary, heldout_perplexity
+from recognizers.modelling.topics.hdp_core import doc_bound, doc_estep, doc_estep_labelled
+from recognizers.modelling.topics.perplexity import check_counts, check_vocabulary, heldout_perplexity
 
 __all__ = ["HDP"]
 

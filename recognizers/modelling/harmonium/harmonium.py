@@ -10,7 +10,7 @@
 
 Both project with the posterior mean ``E[h | v] = Wbar^T v`` (eq. 22): one
 averaged matrix at run time.  Kernels live in
-:mod:`recognizers.modelling.harmonium_core`.
+:mod:`recognizers.modelling.harmonium.harmonium_core`.
 
 References
 ----------
@@ -32,7 +32,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
-from recognizers.modelling import harmonium_core as core
+from recognizers.modelling.harmonium import harmonium_core as core
 
 __all__ = ["BayesianHarmonium", "Harmonium"]
 

@@ -2,7 +2,7 @@
 every label, are selected by Dirichlet-process sticks (estimator over hcrfdpm_core).
 
 Training (Bousmalis et al. 2013, section 4, with the corrections listed in
-:mod:`recognizers.modelling.hcrfdpm_core`) alternates a theta phase, L-BFGS-B on the
+:mod:`recognizers.modelling.crf.hcrfdpm_core`) alternates a theta phase, L-BFGS-B on the
 conditional log-likelihood over theta >= 0 with the sticks' E[log pi] plugged in and
 no regularisation, and a stick phase, the closed-form Beta posteriors of the stick
 pieces given the chain posteriors of the fitted model. Between the two, theta is
@@ -27,7 +27,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import hcrfdpm_core as core
-from . import sticks
+from .. import sticks
 from .hcrf import SequenceClassifier
 
 
@@ -286,7 +286,7 @@ class HCRFDPM(SequenceClassifier):
         ----------
         X : list of (T_i, d) arrays, (N, T, d) array or (n_frames, d) array
             Nonnegative features (see :func:`encode_signed`); forms as
-            :func:`~recognizers.modelling.hcrf.as_sequences`.
+            :func:`~recognizers.modelling.crf.hcrf.as_sequences`.
         y : (N,) array-like
             One label per sequence; at least two classes.
         lengths : (N,) int array, optional

@@ -34,8 +34,8 @@ import numpy as np
 
 from recognizers.base import (Interval, Recognizer, RecognizerTags,
                               StreamRunMixin, check_is_fitted, register_recognizer)
-from recognizers.modelling.hdp import HDP
-from recognizers.modelling.shdp import SupervisedHDP
+from recognizers.modelling.topics.hdp import HDP
+from recognizers.modelling.topics.shdp import SupervisedHDP
 from recognizers.motion_words import MotionCodebook, fit_codebook, subwindow_stats
 
 __all__ = ["SHDPRecognizer", "document_counts"]
