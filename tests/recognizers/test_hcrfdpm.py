@@ -174,10 +174,9 @@ def _hmm_pair(rng, n, T=12):
 
 def test_estimator_learns_two_hmms_and_reports_state_usage():
     rng = np.random.default_rng(0)
-    X, y = _hmm_pair(rng, 30)
-    Xt, yt = _hmm_pair(rng, 30)
-    m = HCRFDPM(n_states=5, n_restarts=1, n_outer=2, max_var_iter=30, max_grad_iter=100,
-                random_state=0).fit(X, y)
+    X, y = _hmm_pair(rng, 60)
+    Xt, yt = _hmm_pair(rng, 60)
+    m = HCRFDPM(n_states=5, random_state=0).fit(X, y)           # the defaults
     assert m.score(Xt, yt) >= 0.9
     np.testing.assert_allclose(m.state_usage_.sum(axis=1), 1.0)
     assert 1 <= m.n_states_used_ <= 5 and m.states_per_label_.shape == (2,)
