@@ -247,11 +247,10 @@ class HCRFDPM(SequenceClassifier):
 
         theta starts under the stick prior's expected log-weights (see ``init``): with
         alpha ~ 1 the earlier pieces are favoured, so the theta phase recruits states in
-        stick order as far as the data ask. Each
-        round then (1) updates the Beta posteriors of the sticks in closed form from the
-        chain posteriors of the fitted model, (2) rescales theta by El_old / El_new so that
-        every potential theta * El, hence the model, is unchanged by the new sticks, and
-        (3) refits theta from there. theta is free and nonnegative, so any change of El
+        stick order as far as the data ask. Each round then (1) updates the Beta
+        posteriors of the sticks in closed form from the chain posteriors of the fitted
+        model, (2) rescales theta by El_old / El_new so that every potential theta * El,
+        hence the model, is unchanged by the new sticks, and (3) refits theta from there. theta is free and nonnegative, so any change of El
         that theta did not follow would only undo the theta phase's fit; with the
         rescaling the training objective never rises across rounds and the kept model is
         the one with the learnt sticks."""
