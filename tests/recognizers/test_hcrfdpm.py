@@ -132,6 +132,40 @@ def test_stick_counts_are_theta_weighted_expected_piece_counts(problem):
     np.testing.assert_allclose(ce, we, atol=1e-12)
 
 
+def test_rescaled_theta_leaves_every_potential_and_the_likelihood_unchanged(problem):
+    # Between the stick phase and the theta phase theta is rescaled by El_old / El_new:
+    # the model (partitions, hence p(y | x) and the objective) must not move.
+    F, lengths, y, params, El, _ = problem
+    rng = np.random.default_rng(9)
+    taus2 = tuple((rng.uniform(0.5, 5, a.shape), rng.uniform(0.5, 5, b.shape))
+                  for a, b in core.prior_taus(D, C, L, (1.0, 1.0, 1.0)))
+    El2 = core.expected_logs(taus2, C)
+    params2 = core.rescale_to_sticks(params, El, El2)
+    assert all(np.all(p >= 0) for p in params2)
+    for p, e, p2, e2 in zip(params, El, params2, El2):
+        np.testing.assert_allclose(p * e, p2 * e2, rtol=1e-12)
+    np.testing.assert_allclose(core.label_log_partitions(F, lengths, params2, El2),
+                               core.label_log_partitions(F, lengths, params, El), rtol=1e-12)
+    assert core.nll_and_grad(F, lengths, y, params2, El2)[0] == pytest.approx(
+        core.nll_and_grad(F, lengths, y, params, El)[0], rel=1e-12)
+
+
+def test_fit_keeps_learnt_sticks_and_the_objective_never_rises():
+    X, y = _hmm_pair(np.random.default_rng(4), 30)
+    m = HCRFDPM(n_states=8, n_outer=2, random_state=0).fit(X, y)
+    # the kept model is the last round's: its El are the learnt sticks' E[log pi]
+    assert m.taus_ is not None
+    for got, want in zip(m.El_, core.expected_logs(m.taus_, 2)):
+        np.testing.assert_allclose(got, want)
+    scores = np.asarray(m.checkpoint_scores_)          # minus the training objective
+    assert len(scores) == 3 and np.all(np.diff(scores) >= -1e-9 * np.abs(scores[:-1]).max())
+    assert -m.objective_ == pytest.approx(scores[-1])
+    # states below the truncation, and the unused ones carry negligible label-stick mass
+    assert 1 <= m.n_states_used_ < 8
+    assert m.stick_weights_y_[:, ~m.states_used_].max() < 0.02
+    np.testing.assert_allclose(m.stick_weights_y_.sum(axis=1), 1.0)
+
+
 def _hmm_pair(rng, n, T=12):
     # Two 1-D Gaussian HMMs sharing two of their four states (digest 000-6, smaller).
     X, y = make_two_hmm_task(rng, n, T)
@@ -140,10 +174,9 @@ def _hmm_pair(rng, n, T=12):
 
 def test_estimator_learns_two_hmms_and_reports_state_usage():
     rng = np.random.default_rng(0)
-    X, y = _hmm_pair(rng, 30)
-    Xt, yt = _hmm_pair(rng, 30)
-    m = HCRFDPM(n_states=5, n_restarts=1, n_outer=2, max_var_iter=30, max_grad_iter=100,
-                random_state=0).fit(X, y)
+    X, y = _hmm_pair(rng, 60)
+    Xt, yt = _hmm_pair(rng, 60)
+    m = HCRFDPM(n_states=5, random_state=0).fit(X, y)           # the defaults
     assert m.score(Xt, yt) >= 0.9
     np.testing.assert_allclose(m.state_usage_.sum(axis=1), 1.0)
     assert 1 <= m.n_states_used_ <= 5 and m.states_per_label_.shape == (2,)

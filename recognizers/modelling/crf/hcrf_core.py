@@ -1,4 +1,5 @@
-"""Finite hidden-state CRF (HCRF) cores: functions of arrays (paper 000, finite model).
+"""Finite hidden-state CRF (HCRF) cores: functions of arrays (eqs. 3-4 of Bousmalis et al.,
+ECML PKDD 2013; the model of Quattoni et al., IEEE TPAMI 29(10), 2007).
 
 A sequence x_1..T with one class label y is explained by a hidden chain over
 S = n_classes * n_hidden states; states ``c*H .. c*H+H-1`` belong to class c.

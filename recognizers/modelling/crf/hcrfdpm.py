@@ -1,29 +1,50 @@
-"""HCRF-DPM sequence classifier (paper 000): a hidden-state CRF whose shared hidden
-states are selected by Dirichlet-process sticks (sklearn estimator over hcrfdpm_core).
+"""HCRF-DPM sequence classifier: a hidden-state CRF whose hidden states, shared by
+every label, are selected by Dirichlet-process sticks (estimator over hcrfdpm_core).
 
-Training alternates (digest 000-2): phase 1, mean-field coordinate ascent on the Beta
-posteriors of the stick pieces (exact conjugate updates, P1/P2; labels clamped or
-weighted by p(y|x), P7; alpha fixed or Gamma-updated, P9); phase 2, theta >= 0 by
-L-BFGS-B on the conditional log-likelihood with E[log pi] plugged in (P4, P12), no
-regularisation. Random restarts are chosen by validation macro-F1 (or by training
-log-likelihood when no validation set is given).
+Training (Bousmalis et al. 2013, section 4, with the corrections listed in
+:mod:`recognizers.modelling.crf.hcrfdpm_core`) alternates a theta phase, L-BFGS-B on the
+conditional log-likelihood over theta >= 0 with the sticks' E[log pi] plugged in and
+no regularisation, and a stick phase, the closed-form Beta posteriors of the stick
+pieces given the chain posteriors of the fitted model. Between the two, theta is
+rescaled so that the new sticks leave every potential theta * E[log pi], hence the
+model, unchanged (see :meth:`HCRFDPM._fit_once`).
+
+References
+----------
+K. Bousmalis, S. Zafeiriou, L.-P. Morency, M. Pantic and Z. Ghahramani, "Variational
+Hidden Conditional Random Fields with Coupled Dirichlet Process Mixtures", ECML PKDD
+2013, LNAI 8189, pp. 531-547.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from scipy.optimize import minimize
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import _fit_context
 from sklearn.metrics import f1_score
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import hcrfdpm_core as core
-from .hcrf import as_sequences
 from .. import sticks
+from .hcrf import SequenceClassifier
 
 
 def encode_signed(X):
-    """Nonnegative encoding of signed features (digest P5): [x+, x-, 1] per frame.
+    """Nonnegative encoding ``[x+, x-, 1]`` of signed features, per frame.
 
-    Accepts one (T, d) array or a list of them; returns the same kind with 2d+1 columns.
+    The HCRF-DPM's potentials are theta * f * E[log pi] with theta, f >= 0, so a state
+    can only be penalised by a feature; the two halves of a signed value and a constant
+    let a state prefer high, low or any values.
+
+    Parameters
+    ----------
+    X : (T, d) array or list of them
+
+    Returns
+    -------
+    The same kind, with 2d + 1 columns.
     """
     if isinstance(X, (list, tuple)):
         return [encode_signed(x) for x in X]
@@ -31,98 +52,177 @@ def encode_signed(X):
     return np.hstack([np.maximum(X, 0.0), np.maximum(-X, 0.0), np.ones((X.shape[0], 1))])
 
 
-class HCRFDPM(ClassifierMixin, BaseEstimator):
-    """Hidden-state CRF with Dirichlet-process state selection (Bousmalis et al., paper 000).
+class HCRFDPM(SequenceClassifier):
+    """Hidden-state CRF with Dirichlet-process selection of its shared hidden states.
 
     Parameters
     ----------
-    n_states : truncation L of the shared hidden states.
-    alpha : DP concentration of all three stick families (paper: s1/s2 = 100).
-    update_alpha : Gamma(s1, s2)-update the concentrations between phase-1 sweeps (P9).
-    clamped : phase 1 uses the training label (True) or weights labels by p(y|x) (P7).
-    n_restarts : random initialisations; the best on validation macro-F1 is kept
-        (training conditional log-likelihood without a validation set).
-    n_outer : alternations of phase 1 and phase 2 after a first theta phase under
-        equal stick weights; each theta phase ends a checkpoint and the best one
-        (same criterion, later ones winning ties) is kept (``checkpoint_scores_``).
-        With 0, or when that first checkpoint wins, ``taus_`` is None and the model is
-        a nonnegative finite HCRF over L shared states.
-    max_var_iter, max_grad_iter : caps per phase (paper 1200 / 600).
-    var_tol : relative change of the Beta parameters that ends phase 1.
-    usage_threshold : a state is used by a label when it holds at least this share
-        of the label's expected frame occupancy.
+    n_states : int, default 10
+        Truncation L of the hidden states shared by all labels.
+    alpha : float, default 1.0
+        Concentration of the three stick families. Under Beta(1, alpha) pieces the
+        prior's E[log pi_k] falls by about ``1 + 1/alpha`` nats per piece at alpha = 1,
+        so the first theta phase (see ``init``) fills the states in stick order and only
+        as far as the data need. (The paper's s1 / s2 = 100 puts almost all prior mass on
+        the truncation's last piece: every frame then starts in that one state.)
+    update_alpha : bool, default False
+        Update the concentrations under a Gamma(s1, s2) hyper-prior in the stick phase.
+    s1, s2 : float, defaults 1000 and 10
+        Shape and rate of that hyper-prior (the paper's values).
+    clamped : bool, default True
+        The stick phase counts each training sequence under its own label (True) or
+        under every label weighted by p(y | x) (False).
+    init : {"label-prior", "prior", "uniform"}, default "label-prior"
+        E[log pi] of the first theta phase: the prior's for the label sticks and equal
+        weights 1/L for the others ("label-prior"), the prior's for all three families
+        ("prior": fewer states, but the emission terms then penalise every later state
+        on every frame, and on tasks with many classes the fit stalls, see
+        docs/benchmarks.md), or equal weights everywhere ("uniform": most states used).
+    count_weights : {"occupancy", "theta"}, default "occupancy"
+        What the stick phase counts: each frame's expected state occupancy (feature
+        value for the feature sticks), as a Dirichlet-process mixture's conjugate update
+        does, or those counts times theta (the paper's exact mean-field update, eqs.
+        25-30). theta is rescaled to the new sticks either way, so the choice changes
+        only what the sticks report: under "theta" a label's favourite state, whose
+        label potential theta_y * E[log pi_y] is best near 0 (theta_y ~ 0), gets no
+        count, and its stick weight stays at the prior's, whereas under "occupancy" the
+        stick weights follow the states' use and the unused ones get negligible mass.
+    n_restarts : int, default 1
+        Random starts; the best by validation macro-F1 (with ``X_val``) or by training
+        conditional log-likelihood is kept.
+    n_outer : int, default 2
+        Stick phase + theta phase rounds after the first theta phase.
+    max_var_iter : int, default 100
+        Alternations of sticks and concentrations in a stick phase (``update_alpha``).
+    max_grad_iter : int, default 300
+        L-BFGS-B iterations of the first theta phase.
+    warm_grad_iter : int, default 100
+        L-BFGS-B iterations of each later theta phase (warm started).
+    tol : float, default 1e-7
+        Relative decrease of the objective that ends a theta phase.
+    var_tol : float, default 1e-4
+        Relative change of the Beta parameters that ends a stick phase.
+    usage_threshold : float, default 0.05
+        A state is used by a label when it holds at least this share of the label's
+        expected frame occupancy.
+    random_state : int, RandomState instance or None
 
-    ``fit(X, y)`` with X a list of (T_i, d) nonnegative arrays (or concatenated frames
-    plus ``lengths``) and one label per sequence; ``X_val, y_val`` select the restart.
+    Attributes
+    ----------
+    classes_ : (C,) labels.
+    theta_x_ (L, d), theta_y_ (L, C), theta_e_ (C, L, L) : weights, all >= 0.
+    El_ : tuple of E[log pi_x] (L, d), E[log pi_y] (L, C), E[log pi_e] (C, L, L).
+    taus_ : Beta parameters ((a, b) per stick family) of the kept model.
+    alphas_ : tuple of the three concentrations.
+    stick_weights_y_ : (C, L) E[pi_y(h_k | y)], the label sticks' weights.
+    state_usage_ : (C, L) share of each label's expected frame occupancy per state.
+    states_used_ : (L,) bool, used by some label; ``n_states_used_`` their number;
+        ``states_per_label_`` (C,) states used per label.
+    checkpoint_scores_ : score after each theta phase of the kept restart (validation
+        macro-F1, or minus the training objective); ``restart_scores_`` per restart.
+    objective_ : float, training negative conditional log-likelihood.
+    n_iter_ : int, L-BFGS-B iterations in all.
+    n_features_in_ : int
+
+    References
+    ----------
+    K. Bousmalis, S. Zafeiriou, L.-P. Morency, M. Pantic and Z. Ghahramani, "Variational
+    Hidden Conditional Random Fields with Coupled Dirichlet Process Mixtures", ECML PKDD
+    2013, LNAI 8189, pp. 531-547.
     """
 
-    def __init__(self, n_states=10, alpha=100.0, update_alpha=False, s1=1000.0, s2=10.0,
-                 clamped=True, n_restarts=3, n_outer=3, max_var_iter=1200, max_grad_iter=600,
-                 var_tol=1e-4, usage_threshold=0.05, random_state=None):
+    _parameter_constraints: dict = {
+        "n_states": [Interval(numbers.Integral, 2, None, closed="left")],
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        "update_alpha": ["boolean"],
+        "s1": [Interval(numbers.Real, 0, None, closed="neither")],
+        "s2": [Interval(numbers.Real, 0, None, closed="neither")],
+        "clamped": ["boolean"],
+        "init": [StrOptions({"prior", "label-prior", "uniform"})],
+        "count_weights": [StrOptions({"occupancy", "theta"})],
+        "n_restarts": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_outer": [Interval(numbers.Integral, 0, None, closed="left")],
+        "max_var_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_grad_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "warm_grad_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "var_tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "usage_threshold": [Interval(numbers.Real, 0, 1, closed="both")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_states=10, alpha=1.0, update_alpha=False, s1=1000.0, s2=10.0,
+                 clamped=True, init="label-prior", count_weights="occupancy",
+                 n_restarts=1, n_outer=2, max_var_iter=100,
+                 max_grad_iter=300, warm_grad_iter=100, tol=1e-7, var_tol=1e-4,
+                 usage_threshold=0.05, random_state=None):
         self.n_states = n_states
         self.alpha = alpha
         self.update_alpha = update_alpha
         self.s1 = s1
         self.s2 = s2
         self.clamped = clamped
+        self.init = init
+        self.count_weights = count_weights
         self.n_restarts = n_restarts
         self.n_outer = n_outer
         self.max_var_iter = max_var_iter
         self.max_grad_iter = max_grad_iter
+        self.warm_grad_iter = warm_grad_iter
+        self.tol = tol
         self.var_tol = var_tol
         self.usage_threshold = usage_threshold
         self.random_state = random_state
 
     # -- input -------------------------------------------------------------------
-    @staticmethod
-    def _features(X, lengths):
-        F, lengths = as_sequences(X, lengths)
+    def _frames(self, X, lengths, reset):
+        F, lengths = super()._frames(X, lengths, reset)
         if not np.all(np.isfinite(F)):
             raise ValueError("features must be finite")
         if F.min() < 0:
-            raise ValueError("HCRF-DPM needs nonnegative features (paper 000); "
-                             "encode signed ones with encode_signed(X)")
+            raise ValueError("Negative values in data passed to HCRF-DPM: it needs "
+                             "nonnegative features; encode signed ones with encode_signed(X)")
         return F, lengths
 
-    def _check_params(self):
-        if int(self.n_states) < 2:
-            raise ValueError("n_states (the truncation L) must be >= 2")
-        if not self.alpha > 0:
-            raise ValueError("alpha must be positive")
-        if int(self.n_restarts) < 1 or int(self.n_outer) < 0:
-            raise ValueError("n_restarts must be >= 1 and n_outer >= 0")
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        return tags
 
     # -- training ----------------------------------------------------------------
-    def _phase1(self, F, lengths, yi, params, taus, alphas, El):
-        """Coordinate ascent on the sticks. The first sweep's chain statistics use El,
-        the stick expectations theta was just fitted under (not those of ``taus``):
-        starting from the truncated prior's E[log pi] (alpha = 100: the last piece
-        holds ~all the mass) would put every frame in the last state for every
-        label, and the sticks would then lock onto that one state."""
+    def _phase1(self, F, lengths, yi, params, El, alphas):
+        """Beta posteriors of the three stick families given the fitted model.
+
+        The chain posteriors q(s | y, x) of the model (theta, El) give the expected piece
+        counts, weighted by theta (``count_weights="theta"``, the exact mean-field update
+        of eqs. 25-30) or not; the Beta update from them is exact for fixed q(s). With
+        ``update_alpha`` the concentrations and the sticks are updated in turn (Gamma(s1,
+        s2) hyper-prior) until they agree to ``var_tol``."""
         C = params[1].shape[1]
         N = len(lengths)
-        for it in range(int(self.max_var_iter)):
-            if it > 0:
-                El = core.expected_logs(taus, C)
-            if self.clamped:
-                Wt = np.zeros((N, C))
-                Wt[np.arange(N), yi] = 1.0
-            else:
-                Wt = np.exp(core.predict_log_proba(F, lengths, params, El))
-            G, XI, _ = core.label_statistics(F, lengths, params, El, Wt)
-            counts = core.stick_counts(F, lengths, params, G, XI)
+        if self.clamped:
+            Wt = np.zeros((N, C))
+            Wt[np.arange(N), yi] = 1.0
+        else:
+            Wt = np.exp(core.predict_log_proba(F, lengths, params, El))
+        G, XI, _ = core.label_statistics(F, lengths, params, El, Wt)
+        weights = (params if self.count_weights == "theta"
+                   else tuple(np.ones_like(p) for p in params))
+        counts = core.stick_counts(F, lengths, weights, G, XI)
+        taus = None
+        for _ in range(int(self.max_var_iter) if self.update_alpha else 1):
             new = tuple(sticks.stick_posterior(c, a) for c, a in zip(counts, alphas))
             if self.update_alpha:
                 alphas = tuple(float(np.divide(*sticks.concentration_posterior(
                     self.s1, self.s2, a.ravel(), b.ravel()))) for a, b in new)
-            change = max(np.max(np.abs(n_[0] - o[0]) / o[0]) + np.max(np.abs(n_[1] - o[1]) / o[1])
-                         for n_, o in zip(new, taus))
+            done = taus is not None and max(
+                np.max(np.abs(n_[1] - o[1]) / o[1]) for n_, o in zip(new, taus)) < self.var_tol
             taus = new
-            if change < self.var_tol:
+            if done:
                 break
         return taus, alphas
 
-    def _phase2(self, F, lengths, yi, params, El):
+    def _phase2(self, F, lengths, yi, params, El, max_iter):
         shapes = [p.shape for p in params]
         sizes = [p.size for p in params]
 
@@ -139,56 +239,70 @@ class HCRFDPM(ClassifierMixin, BaseEstimator):
 
         v0 = np.concatenate([p.ravel() for p in params])
         res = minimize(f, v0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * v0.size,
-                       options={"maxiter": int(self.max_grad_iter)})
+                       options={"maxiter": max_iter, "ftol": self.tol})
         return tuple(unpack(res.x)), float(res.fun), int(res.nit)
 
     def _fit_once(self, F, lengths, yi, C, rng, score):
-        """One random start: theta under equal stick weights, then n_outer alternations
-        of (sticks, theta). Every theta phase ends a checkpoint; the best by ``score``
-        (later ones win ties) is returned, because the phases need not improve the
-        objective or validation F1 (digest P8; on walker windows the sticks can
-        collapse onto the truncation's last piece, see docs/modelling.md)."""
-        L, d = int(self.n_states), F.shape[1]
-        params = (rng.uniform(0, 1, (L, d)), rng.uniform(0, 1, (L, C)), rng.uniform(0, 1, (C, L, L)))
-        alphas = (float(self.alpha),) * 3
-        taus = core.prior_taus(d, C, L, alphas)
-        # Small perturbation of the prior breaks the symmetry between the states.
-        taus = tuple((a * rng.uniform(0.9, 1.1, a.shape), b * rng.uniform(0.9, 1.1, b.shape))
-                     for a, b in taus)
-        # theta first, under equal stick weights (log 1/L): under the truncated prior
-        # (alpha = 100) the last piece holds ~all the mass, every frame sits in that
-        # one state for every label and the gradient vanishes there (a saddle; P11
-        # leaves initialisation open). Then (sticks, theta) n_outer times.
-        El = core.uniform_logs(d, C, L)
-        params, nll, n_iter = self._phase2(F, lengths, yi, params, El)
-        best = (score(params, El, nll), params, taus, alphas, nll, El, 0)
-        self.checkpoint_scores_ = [best[0]]
-        for it in range(int(self.n_outer)):
-            taus, alphas = self._phase1(F, lengths, yi, params, taus, alphas, El)
-            El = core.expected_logs(taus, C)
-            params, nll, nit = self._phase2(F, lengths, yi, params, El)
-            n_iter += nit
-            sc = score(params, El, nll)
-            self.checkpoint_scores_.append(sc)
-            if sc >= best[0]:
-                best = (sc, params, taus, alphas, nll, El, it + 1)
-        sc, params, taus, alphas, nll, El, k = best
-        if k == 0:
-            taus = None          # theta of equal stick weights: keep those El
-        return sc, params, taus, alphas, nll, n_iter, El
+        """One random start: (theta, sticks) rounds, returning the last model.
 
+        theta starts under the stick prior's expected log-weights (see ``init``): with
+        alpha ~ 1 the earlier pieces are favoured, so the theta phase recruits states in
+        stick order as far as the data ask. Each round then (1) updates the Beta
+        posteriors of the sticks in closed form from the chain posteriors of the fitted
+        model, (2) rescales theta by El_old / El_new so that every potential theta * El,
+        hence the model, is unchanged by the new sticks, and (3) refits theta from there. theta is free and nonnegative, so any change of El
+        that theta did not follow would only undo the theta phase's fit; with the
+        rescaling the training objective never rises across rounds and the kept model is
+        the one with the learnt sticks."""
+        L, d = int(self.n_states), F.shape[1]
+        params = (rng.uniform(0, 1, (L, d)), rng.uniform(0, 1, (L, C)),
+                  rng.uniform(0, 1, (C, L, L)))
+        alphas = (float(self.alpha),) * 3
+        prior = core.prior_taus(d, C, L, alphas)
+        El = core.uniform_logs(d, C, L)
+        if self.init == "prior":
+            El = core.expected_logs(prior, C)
+        elif self.init == "label-prior":
+            El = (El[0], core.expected_logs(prior, C)[1], El[2])
+        params, nll, n_iter = self._phase2(F, lengths, yi, params, El, int(self.max_grad_iter))
+        self.checkpoint_scores_ = [score(params, El, nll)]
+        taus = None
+        for _ in range(int(self.n_outer)):
+            taus, alphas = self._phase1(F, lengths, yi, params, El, alphas)
+            El_new = core.expected_logs(taus, C)
+            params = core.rescale_to_sticks(params, El, El_new)
+            El = El_new
+            params, nll, nit = self._phase2(F, lengths, yi, params, El, int(self.warm_grad_iter))
+            n_iter += nit
+            self.checkpoint_scores_.append(score(params, El, nll))
+        return self.checkpoint_scores_[-1], params, taus, alphas, nll, n_iter, El
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, lengths=None, X_val=None, y_val=None, lengths_val=None):
-        """Fit on sequences X (list of (T_i, d) arrays, nonnegative) with labels y."""
-        self._check_params()
-        F, lengths = self._features(X, lengths)
-        self.classes_, yi = np.unique(np.asarray(y), return_inverse=True)
-        if yi.shape[0] != lengths.shape[0]:
-            raise ValueError("y needs one label per sequence")
+        """Fit on nonnegative sequences with one label per sequence.
+
+        Parameters
+        ----------
+        X : list of (T_i, d) arrays, (N, T, d) array or (n_frames, d) array
+            Nonnegative features (see :func:`encode_signed`); forms as
+            :func:`~recognizers.modelling.crf.hcrf.as_sequences`.
+        y : (N,) array-like
+            One label per sequence; at least two classes.
+        lengths : (N,) int array, optional
+            Lengths of the sequences concatenated in a 2-D ``X``.
+        X_val, y_val, lengths_val : optional
+            A validation set that chooses among the restarts by macro-F1.
+
+        Returns
+        -------
+        self
+        """
+        F, lengths = self._frames(X, lengths, reset=True)
+        yi = self._labels(y, len(lengths))
         if len(self.classes_) < 2:
-            raise ValueError("HCRF-DPM needs at least two labels")
+            raise ValueError("HCRF-DPM needs at least two classes; got one class")
         C = len(self.classes_)
-        self.n_features_in_ = F.shape[1]
-        rng = np.random.default_rng(self.random_state)
+        rng = check_random_state(self.random_state)
 
         def score(params, El, nll):
             if X_val is None:
@@ -218,8 +332,8 @@ class HCRFDPM(ClassifierMixin, BaseEstimator):
         self.alphas_ = tuple(float(a) for a in alphas)
         self.El_ = El
         C, L = len(self.classes_), self.theta_y_.shape[0]
-        if taus is None:                                           # equal stick weights
-            self.stick_weights_y_ = np.full((C, L), 1.0 / L)
+        if taus is None:                      # n_outer = 0: the first theta phase's sticks
+            self.stick_weights_y_ = np.exp(El[1]).T / np.exp(El[1]).T.sum(axis=1, keepdims=True)
         else:
             a, b = taus[1]
             self.stick_weights_y_ = sticks.expected_weights(a, b)  # (C, L) E[pi_y(h_k | y)]
@@ -234,26 +348,16 @@ class HCRFDPM(ClassifierMixin, BaseEstimator):
         self._count_used_states()
 
     def _count_used_states(self):
-        """``states_per_label_`` and ``n_states_used_`` from ``state_usage_``."""
+        """``states_used_``, ``states_per_label_`` and ``n_states_used_`` from
+        ``state_usage_``."""
         used = self.state_usage_ >= self.usage_threshold
+        self.states_used_ = used.any(axis=0)
         self.states_per_label_ = used.sum(axis=1)
-        self.n_states_used_ = int(used.any(axis=0).sum())
+        self.n_states_used_ = int(self.states_used_.sum())
 
     def _params(self):
         return (self.theta_x_, self.theta_y_, self.theta_e_)
 
     # -- prediction --------------------------------------------------------------
-    def predict_log_proba(self, X, lengths=None):
-        F, lengths = self._features(X, lengths)
-        if F.shape[1] != self.n_features_in_:
-            raise ValueError(f"expected {self.n_features_in_} features, got {F.shape[1]}")
+    def _log_proba(self, F, lengths):
         return core.predict_log_proba(F, lengths, self._params(), self.El_)
-
-    def predict_proba(self, X, lengths=None):
-        return np.exp(self.predict_log_proba(X, lengths))
-
-    def predict(self, X, lengths=None):
-        return self.classes_[self.predict_log_proba(X, lengths).argmax(axis=1)]
-
-    def score(self, X, y, lengths=None):
-        return float(np.mean(self.predict(X, lengths) == np.asarray(y)))

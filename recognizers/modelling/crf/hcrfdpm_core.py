@@ -1,4 +1,8 @@
-"""HCRF-DPM cores (paper 000, with the digest's fixes P1-P13): functions of arrays.
+"""HCRF-DPM cores: functions of arrays, with these corrections of the paper's equations:
+E[log pi_k] sums E[log(1 - v_j)] over the earlier pieces j < k (eq. 31 writes the
+later ones); the Beta updates weight each later state j by its own theta (eqs. 26, 28,
+30 use state k's); the free term of the gradient in a label-owned weight runs over
+that label only (eqs. 33-34 sum over every label).
 
 Hidden states h_1..h_L are shared by every label (truncation L). With nonnegative
 features f and weights theta >= 0, the log-potential of label y and path s is (eq. 5)
@@ -9,8 +13,14 @@ features f and weights theta >= 0, the log-potential of label y and path s is (e
 with El = E_q[log pi] of the stick weights (phase 1). Shapes:
 theta_x, El_x (L, d); theta_y, El_y (L, C); theta_e, El_e (C, L, L) indexed
 [y, previous, next]. The edge stick of previous state k' runs over the pieces
-mu = k * C + y (state-major, digest P6); :func:`edge_el` maps it to (C, L, L).
+mu = k * C + y (state-major: the paper leaves the order open); :func:`edge_el` maps it to (C, L, L).
 Chain inference is :mod:`recognizers.modelling.chain` (log space, numba).
+
+References
+----------
+K. Bousmalis, S. Zafeiriou, L.-P. Morency, M. Pantic and Z. Ghahramani, "Variational
+Hidden Conditional Random Fields with Coupled Dirichlet Process Mixtures", ECML PKDD
+2013, LNAI 8189, pp. 531-547.
 """
 from __future__ import annotations
 
@@ -83,7 +93,7 @@ def _lse_rows(M):
 
 
 def predict_log_proba(F, lengths, params, El):
-    """(N, C) log p(y | x_n) (digest 000-3)."""
+    """(N, C) log p(y | x_n) ."""
     Z = label_log_partitions(F, lengths, params, El)
     return Z - _lse_rows(Z)[:, None]
 
@@ -109,7 +119,7 @@ def label_statistics(F, lengths, params, El, weights):
 def nll_and_grad(F, lengths, y, params, El):
     """Negative conditional log-likelihood sum_n log Z(x_n) - log Z_{y_n}(x_n) and its
     gradient in (theta_x, theta_y, theta_e), with the label-owned terms of eqs. 33-34
-    restricted to their own label (digest P4). One forward-backward per (sequence, label)."""
+    restricted to their own label. One forward-backward per (sequence, label)."""
     theta_x, theta_y, theta_e = params
     El_x, El_y, El_e = El
     N = len(lengths)
@@ -130,7 +140,7 @@ def nll_and_grad(F, lengths, y, params, El):
 
 
 def stick_counts(F, lengths, params, G, XI):
-    """theta-weighted expected counts for the three stick families (digest step 3, P2).
+    """theta-weighted expected counts for the three stick families (the exact conjugate form).
 
     G (C, T, L), XI (C, L, L) weighted chain statistics (clamped: weights = one-hot y_n).
     Returns counts_x (d, L), counts_y (C, L), counts_e (L, L*C) (pieces mu = k*C + y).
@@ -142,6 +152,13 @@ def stick_counts(F, lengths, params, G, XI):
     cy = G.sum(axis=1).T * theta_y                      # (L, C)
     ce = XI * theta_e                                   # (C, L, L) [y, k', k]
     return cx.T.copy(), cy.T.copy(), ce.transpose(1, 2, 0).reshape(L, L * C).copy()
+
+
+def rescale_to_sticks(params, El_old, El_new):
+    """theta * El_old / El_new: the parameters whose potentials theta * El_new equal
+    theta * El_old, so the model is unchanged when the sticks move (E[log pi] < 0
+    always under the truncation, so the ratio is finite and positive)."""
+    return tuple(p * (eo / en) for p, eo, en in zip(params, El_old, El_new))
 
 
 def expected_logs(taus, n_classes):

@@ -1,4 +1,4 @@
-"""Exponential-family harmoniums as scikit-learn transformers (paper 003).
+"""Exponential-family harmoniums as scikit-learn transformers.
 
 * :class:`Harmonium` -- the Gaussian-Bernoulli EFH of eqs. 4-6 (binary visible
   units, unit-variance Gaussian hidden units) and, with ``gaussian_columns``,
@@ -6,12 +6,18 @@
   maximum likelihood with contrastive divergence (CD-k, "brief sampling").
 * :class:`BayesianHarmonium` -- the Bayesian EFH: a column-iid Gaussian prior
   ``W_ij ~ N(mu_i, sigma_i^2)`` (eq. 7), posterior samples of the coupling by
-  the brief Langevin sampler (eqs. 13-17, step ``eps^2 = step_size / N``, digest
-  P4), hyper-parameters ``mu, sigma`` by Monte Carlo EM (eqs. 24-27).
+  the brief Langevin sampler (eqs. 13-17, step ``eps^2`` shrinking with N), hyper-parameters ``mu, sigma`` by Monte Carlo EM (eqs. 24-27).
 
 Both project with the posterior mean ``E[h | v] = Wbar^T v`` (eq. 22): one
 averaged matrix at run time.  Kernels live in
-:mod:`recognizers.modelling.harmonium_core`.
+:mod:`recognizers.modelling.harmonium.harmonium_core`.
+
+References
+----------
+Y. Guo and E. P. Xing, "Bayesian Exponential Family Harmoniums", Carnegie Mellon
+University technical report CMU-ML-06-103, 2006.
+M. Welling, M. Rosen-Zvi and G. E. Hinton, "Exponential Family Harmoniums with an
+Application to Information Retrieval", NIPS 17, 2004.
 """
 
 from __future__ import annotations
@@ -20,10 +26,10 @@ import numbers
 
 import numpy as np
 from scipy.special import logit, logsumexp
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from recognizers.modelling.harmonium import harmonium_core as core
@@ -38,7 +44,7 @@ class _HarmoniumBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_gibbs_steps": [Interval(numbers.Integral, 1, None, closed="left")],
         "fit_visible_bias": ["boolean"],
-        "gaussian_columns": ["array-like", None],
+        "gaussian_columns": ["array-like", StrOptions({"all"}), None],
         "max_gaussian_gain": [Interval(numbers.Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -50,6 +56,8 @@ class _HarmoniumBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         mask = np.zeros(n_features, dtype=bool)
         if cols is None:
             return mask
+        if isinstance(cols, str):                                   # "all"
+            return ~mask
         cols = np.asarray(cols)
         if cols.dtype == bool:
             if cols.shape != (n_features,):
@@ -64,7 +72,7 @@ class _HarmoniumBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     def _check_fit_input(self, X):
         X = self._validate_data_array(X, reset=True)
         if X.shape[0] < 2:
-            raise ValueError(f"need at least 2 samples to fit a harmonium, got {X.shape[0]}")
+            raise ValueError(f"need at least 2 samples to fit a harmonium, got n_samples = {X.shape[0]}")
         mask = self._gaussian_mask(X.shape[1])
         binary = X[:, ~mask]
         if binary.size and not np.all((binary == 0) | (binary == 1)):
@@ -81,13 +89,7 @@ class _HarmoniumBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         return self._standardize(X)
 
     def _validate_data_array(self, X, reset):
-        X = check_array(X, dtype=np.float64, ensure_min_samples=1)
-        if reset:
-            self.n_features_in_ = X.shape[1]
-        elif X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted with "
-                             f"{self.n_features_in_}")
-        return X
+        return validate_data(self, X, reset=reset, dtype=np.float64)
 
     def _standardize(self, X):
         mask = self.gaussian_mask_
@@ -169,7 +171,7 @@ class Harmonium(_HarmoniumBase):
         Gibbs sweeps of brief sampling (the ``l`` of CD-l; the paper uses 1).
     fit_visible_bias : bool, default True
         Learn ``theta``; False keeps ``theta = 0`` (the synthetic experiment).
-    gaussian_columns : array-like of int or bool mask, default None
+    gaussian_columns : array-like of int, bool mask, "all" or None, default None
         Continuous columns (the Gaussian wing); the rest must be 0/1.
     max_gaussian_gain : float in (0, 1), default 0.95
         Bound on the singular values of the Gaussian wing's coupling, which
@@ -212,9 +214,20 @@ class Harmonium(_HarmoniumBase):
         self.random_state = random_state
         self.verbose = verbose
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Fit by CD-k gradient ascent on the rows of ``X`` (N x D)."""
-        self._validate_params()
+        """Fit by CD-k gradient ascent on the rows of ``X``.
+
+        Parameters
+        ----------
+        X : (N, D) array-like
+            0/1 in the Bernoulli columns, real in ``gaussian_columns``.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         V = self._check_fit_input(X)
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2 ** 31 - 1))
         N, D = V.shape
@@ -231,7 +244,7 @@ class Harmonium(_HarmoniumBase):
 
 def ml_fit(V, W, theta, gaussian, *, learning_rate, n_iter, batch_size, n_gibbs, fit_bias, max_gain,
            rng, progress=False, desc="harmonium ML"):
-    """CD-k gradient ascent (digest 003-2 step 7): ``W += lr (X^T X W - X_l^T X_l W) / b``
+    """CD-k gradient ascent (the paper's ML baseline): ``W += lr (X^T X W - X_l^T X_l W) / b``
     and ``theta += lr (mean x - mean x_l)``; returns ``(W, theta)``."""
     N = V.shape[0]
     b = N if batch_size is None else min(int(batch_size), N)
@@ -259,7 +272,7 @@ class BayesianHarmonium(_HarmoniumBase):
         W <- W + (eps^2/2) [-(W - mu)/sigma^2 + X^T X W - X_1^T X_1 W] + eps * N(0, I)
 
     with ``X_1`` from ``n_gibbs_steps`` Gibbs sweeps started at the data and
-    ``eps^2 = step_size / sum_n ||v_n||^2`` (the gradient grows with N, digest P4).
+    ``eps^2 = step_size / sum_n ||v_n||^2`` (the gradient grows with N).
 
     Schedule: ``n_burn_in`` transitions; then, if ``fit_prior``, ``n_em_iter``
     MCEM rounds, each collecting ``em_samples`` samples (every ``thinning``-th
@@ -271,18 +284,30 @@ class BayesianHarmonium(_HarmoniumBase):
     Parameters
     ----------
     n_components : int, default 10
-    step_size : float, default 2.0
-        ``eps^2 * sum_n ||v_n||^2``: the Langevin step shrinks with N (digest
-        P4) and with the rows' squared norm, which keeps one default usable
-        across data sets.
-    n_burn_in, n_samples, thinning : int, defaults 200, 100, 5
+    step_size : float, default 4.0
+        ``eps^2 * sum_n ||v_n||^2``: the Langevin step shrinks with N (the gradient
+        grows with N) and with the rows' squared norm, which keeps one default usable
+        across data sets; each row's step is further capped at half its prior variance.
+        (2.0 left the chain too slow at N = 200 on the paper's Fig. 5 task; 8.0 made
+        the chain diverge on a small dual-wing set.)
+    n_burn_in, n_samples, thinning : int, defaults 500, 200, 5
+        (With 200 and 100 the chain had not forgotten its ML start at N = 200 on the
+        paper's Fig. 5 task: the estimate then no longer improved with N.)
     n_gibbs_steps : int, default 1
         ``l`` of brief sampling (the paper: 1).
     prior_mean, prior_std : float or (D,) array, defaults 0.0 and 0.1
-        ``mu`` and ``sigma`` (a standard deviation, P2); the EM's starting
+        ``mu`` and ``sigma`` (a standard deviation); the EM's starting
         point when ``fit_prior`` and ``init="random"``.
     fit_prior : bool, default True
         Estimate ``mu, sigma`` by Monte Carlo EM.
+    prior_sharing : {"all", "row"}, default "all"
+        What the MCEM estimates: one ``mu, sigma`` shared by every coupling entry
+        ("all", a hierarchical prior pooled over the whole matrix), or the paper's
+        ``mu_i, sigma_i`` per visible unit (eqs. 24-25), each from only the ``J K``
+        sampled entries of its row. Per row, the ``mu_i`` absorb the largest hidden
+        unit's couplings and then pull every column towards them, which adds
+        ``J mu_i mu_k`` to ``V = W W^T``: on the paper's Fig. 5 task that per-row
+        prior loses to ML (docs/benchmarks.md); pooled, it wins at every N measured.
     n_em_iter, em_samples : int, defaults 10 and 10
     init : {"ml", "random"}, default "ml"
         Start the chain at a CD-k maximum-likelihood fit (``ml_n_iter`` passes at
@@ -311,6 +336,7 @@ class BayesianHarmonium(_HarmoniumBase):
         "prior_mean": [numbers.Real, "array-like"],
         "prior_std": [Interval(numbers.Real, 0, None, closed="neither"), "array-like"],
         "fit_prior": ["boolean"],
+        "prior_sharing": [StrOptions({"all", "row"})],
         "n_em_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "em_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "init": [StrOptions({"ml", "random"})],
@@ -319,8 +345,9 @@ class BayesianHarmonium(_HarmoniumBase):
         "init_scale": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
-    def __init__(self, n_components=10, *, step_size=2.0, n_burn_in=200, n_samples=100, thinning=5,
-                 n_gibbs_steps=1, prior_mean=0.0, prior_std=0.1, fit_prior=True, n_em_iter=10,
+    def __init__(self, n_components=10, *, step_size=4.0, n_burn_in=500, n_samples=200, thinning=5,
+                 n_gibbs_steps=1, prior_mean=0.0, prior_std=0.1, fit_prior=True, prior_sharing="all",
+                 n_em_iter=10,
                  em_samples=10, init="ml", ml_learning_rate=0.01, ml_n_iter=100, fit_visible_bias=True,
                  gaussian_columns=None, max_gaussian_gain=0.95, init_scale=0.1, random_state=None,
                  verbose=False):
@@ -333,6 +360,7 @@ class BayesianHarmonium(_HarmoniumBase):
         self.prior_mean = prior_mean
         self.prior_std = prior_std
         self.fit_prior = fit_prior
+        self.prior_sharing = prior_sharing
         self.n_em_iter = n_em_iter
         self.em_samples = em_samples
         self.init = init
@@ -356,9 +384,20 @@ class BayesianHarmonium(_HarmoniumBase):
             raise ValueError(f"{name} must be a scalar or have one entry per feature ({D}), got shape {arr.shape}")
         return arr.copy()
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Sample the posterior of the coupling given the rows of ``X`` (N x D)."""
-        self._validate_params()
+        """Sample the posterior of the coupling given the rows of ``X``.
+
+        Parameters
+        ----------
+        X : (N, D) array-like
+            0/1 in the Bernoulli columns, real in ``gaussian_columns``.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         V = self._check_fit_input(X)
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2 ** 31 - 1))
         N, D = V.shape
@@ -376,9 +415,9 @@ class BayesianHarmonium(_HarmoniumBase):
                               max_gain=self.max_gaussian_gain, rng=rng, progress=self.verbose,
                               desc="harmonium ML init")
             if self.fit_prior and J > 1:
-                mu, sigma = core.mle_prior_init(W)                           # eqs. 26-27
+                mu, sigma = core.mle_prior_init(W, self.prior_sharing)       # eqs. 26-27
                 sigma = np.maximum(sigma, _SIGMA_FLOOR)
-        # eps^2 shrinks with N (P4) and with the data's squared norm, so that
+        # eps^2 shrinks with N and with the data's squared norm, so that
         # step_size is free of the data's scale: the likelihood's curvature in W
         # is of the order of sum_n ||v_n||^2.
         eps2 = float(self.step_size) / max(float(np.einsum("nd,nd->", V, V)), 1.0)
@@ -424,7 +463,7 @@ class BayesianHarmonium(_HarmoniumBase):
             if self.fit_prior:
                 for _ in range(int(self.n_em_iter)):
                     W, S = collect(W, theta, int(self.em_samples))        # E-step
-                    mu, sigma = core.mcem_m_step(S)                      # M-step, eqs. 24-25
+                    mu, sigma = core.mcem_m_step(S, self.prior_sharing)  # M-step, eqs. 24-25
                     sigma = np.maximum(sigma, _SIGMA_FLOOR)
                     steps = row_steps(sigma)
                     history.append((mu.copy(), sigma.copy()))

@@ -1,5 +1,5 @@
 """Exponential-family harmonium kernels (Guo & Xing, "Bayesian Exponential
-Family Harmoniums", CMU-ML-06-103; digest section 003): pure functions of
+Family Harmoniums", CMU-ML-06-103, 2006): pure functions of
 arrays that the estimators in :mod:`recognizers.modelling.harmonium` call.
 
 Model (rows of ``V`` are visible vectors, sklearn layout ``N x D``)
@@ -7,21 +7,28 @@ Model (rows of ``V`` are visible vectors, sklearn layout ``N x D``)
 Visible units ``v = [x ; z]``: Bernoulli units ``x`` (mask ``gaussian`` False)
 and unit-variance Gaussian units ``z`` (mask True, the dual-wing harmonium's
 second wing).  Hidden units ``h`` (J of them) are Gaussian with unit variance,
-lambda = 0 (a hidden bias is redundant with ``theta``, digest 003-1)::
+lambda = 0 (a hidden bias is redundant with ``theta``)::
 
     p(v, h) ∝ exp{ theta^T v - ½ z^T z - ½ h^T h + v^T W h }          (eq. 6)
-    p(x_i | h) = Bernoulli(sigm(theta_i + (W h)_i))                  (eq. 4, P1)
+    p(x_i | h) = Bernoulli(sigm(theta_i + (W h)_i))                  (eq. 4; the paper's "logit" is the sigmoid)
     p(z_k | h) = N(theta_k + (W h)_k, 1)
     p(h | v)   = N(W^T v, I)                                           (eq. 5)
     p~(v | W)  = exp{ theta^T v - ½ z^T z + ½ ||W^T v||^2 }             (eq. 28/33)
 
 so ``d log p~(v)/dW = v v^T W`` for both wings and
 ``grad log Z = E_p(v)[v v^T W]`` (eqs. 16-17).  Data terms are computed as
-``V^T (V W)`` -- O(N D J) -- never as a D x D matrix (P3).
+``V^T (V W)`` -- O(N D J) -- never as a D x D matrix.
 
 The Gaussian wing is normalisable only while ``I - W_z W_z^T`` is positive
 definite; :func:`clip_gaussian_gain` keeps the singular values of ``W_z``
 below one.
+
+References
+----------
+Y. Guo and E. P. Xing, "Bayesian Exponential Family Harmoniums", Carnegie Mellon
+University technical report CMU-ML-06-103, 2006.
+M. Welling, M. Rosen-Zvi and G. E. Hinton, "Exponential Family Harmoniums with an
+Application to Information Retrieval", NIPS 17, 2004.
 """
 
 from __future__ import annotations
@@ -91,7 +98,7 @@ def gibbs_chain(V0, W, theta, gaussian, n_steps, rng):
 
 
 def coupling_gradient(V, W):
-    """``sum_n v_n v_n^T W`` computed as ``V^T (V W)`` (eq. 16, P3): D x J."""
+    """``sum_n v_n v_n^T W`` computed as ``V^T (V W)`` (eq. 16): D x J."""
     return V.T @ (V @ W)
 
 
@@ -123,25 +130,30 @@ def clip_gaussian_gain(W, gaussian, max_gain=0.95):
 
 
 # --------------------------------------------------------------------------- Langevin
+def _per_entry(a, shape):
+    """A scalar, a (D,) per-row vector or a (D, J) array broadcast to ``shape`` (D, J)."""
+    a = np.asarray(a, dtype=float)
+    return np.broadcast_to(a[:, None] if a.ndim == 1 else a, shape)
+
+
 def langevin_step(W, X, theta, gaussian, mu, sigma, eps2, n_gibbs, rng, *, use_data=True):
     """One brief-Langevin transition (eqs. 13-17, section 3.2 step 4)::
 
         G = -(W - mu 1^T) / sigma^2 + X^T X W - X_l^T X_l W
         W' = W + (eps^2 / 2) G + eps * N(0, I)
 
-    ``eps2`` is ``eps^2``, a scalar or one value per row (a constant diagonal
-    preconditioner, still a valid Langevin diffusion); ``mu`` and ``sigma`` (standard deviations, P2)
-    broadcast over rows.  ``use_data=False`` drops both likelihood terms (the
+    ``eps2`` is ``eps^2``, a scalar, one value per row or one per entry (a
+    constant diagonal preconditioner, still a valid Langevin diffusion); ``mu`` and
+    ``sigma`` (standard deviations) likewise: per row (the paper's prior) or per
+    entry (a prior per hidden unit broadcast over rows).  ``use_data=False`` drops both likelihood terms (the
     chain then samples the prior, a test of the sampler).
 
     Returns ``(W', g_theta)`` with ``g_theta = sum_n x_n - sum_n x_l,n`` the
     brief-sampling gradient of the log-likelihood in ``theta`` (zeros without data).
     """
-    mu = np.broadcast_to(np.asarray(mu, dtype=float), (W.shape[0],))[:, None]
-    var = np.broadcast_to(np.asarray(sigma, dtype=float), (W.shape[0],))[:, None] ** 2
-    G = -(W - mu) / var
+    mu, sigma, eps2 = (_per_entry(a, W.shape) for a in (mu, sigma, eps2))
+    G = -(W - mu) / sigma ** 2
     g_theta = np.zeros(W.shape[0])
-    eps2 = np.broadcast_to(np.asarray(eps2, dtype=float), (W.shape[0],))[:, None]
     if use_data:
         neg_W, neg_t, _ = cd_negative_phase(X, W, theta, gaussian, n_gibbs, rng)
         G = G + coupling_gradient(X, W) - neg_W
@@ -149,24 +161,29 @@ def langevin_step(W, X, theta, gaussian, mu, sigma, eps2, n_gibbs, rng, *, use_d
     return W + 0.5 * eps2 * G + np.sqrt(eps2) * rng.standard_normal(W.shape), g_theta
 
 
-def mcem_m_step(samples):
-    """Monte Carlo EM M-step (eqs. 24-25): from ``K`` coupling samples
-    (``K x D x J``) return per-row ``mu`` (D,) and ``sigma`` (D,), the latter
-    with the paper's ``JK - 1`` denominator (P7)."""
+def mcem_m_step(samples, sharing="row"):
+    """Monte Carlo EM M-step from ``K`` coupling samples (``K x D x J``).
+
+    ``sharing="row"``: the paper's prior ``W_ij ~ N(mu_i, sigma_i^2)``, eqs. 24-25, one
+    ``mu_i, sigma_i`` per visible unit from its ``J K`` sampled entries (the ``JK - 1``
+    denominator of eq. 25). ``sharing="all"``: one ``mu, sigma`` for every entry, from
+    all ``D J K`` of them. Returns ``mu`` (D,) and ``sigma`` (D,).
+    """
     S = np.asarray(samples, dtype=float)
     if S.ndim == 2:
         S = S[None]
     K, D, J = S.shape
     flat = np.moveaxis(S, 1, 0).reshape(D, K * J)
+    if sharing == "all":
+        flat = flat.reshape(1, -1)
     mu = flat.mean(axis=1)
-    ddof = 1 if K * J > 1 else 0
-    sigma = flat.std(axis=1, ddof=ddof)
-    return mu, sigma
+    sigma = flat.std(axis=1, ddof=1 if flat.shape[1] > 1 else 0)
+    return np.broadcast_to(mu, (D,)).copy(), np.broadcast_to(sigma, (D,)).copy()
 
 
-def mle_prior_init(W_mle):
+def mle_prior_init(W_mle, sharing="row"):
     """Initial hyper-parameters from a maximum-likelihood coupling (eqs. 26-27)."""
-    return mcem_m_step(np.asarray(W_mle, dtype=float)[None])
+    return mcem_m_step(np.asarray(W_mle, dtype=float)[None], sharing)
 
 
 # --------------------------------------------------------------------------- exact (small M)
@@ -267,7 +284,7 @@ def log_partition_mc_identity(W, theta, n_samples, rng):
 
 # --------------------------------------------------------------------------- recovery experiment
 def recovery_problem(M=100, J=10, scale=0.1, rng=None):
-    """The paper's synthetic coupling (section 5.1, digest 003-6): an M x M
+    """The paper's synthetic coupling (section 5.1): an M x M
     matrix of U[0, scale] entries, symmetrised, its top-J eigenpairs give
     ``W = U_J Lambda_J^{1/2}`` so that ``V = W W^T`` is the best rank-J
     approximation; redrawn until ``V >= 0`` elementwise."""
@@ -291,7 +308,7 @@ def mae(V, V_hat):
 
 
 def mre(V, V_hat, tiny=1e-12):
-    """Mean relative error (eq. 30); pairs where both entries are 0 count as 0 (P9)."""
+    """Mean relative error (eq. 30); pairs where both entries are 0 count as 0 (eq. 30 is 0/0 there)."""
     V = np.asarray(V, dtype=float)
     V_hat = np.asarray(V_hat, dtype=float)
     den = np.maximum(np.abs(V), np.abs(V_hat))
