@@ -177,10 +177,8 @@ class WalkerFirmware:
                 self.log(t_us, wire.LOG_ERROR, "model of %d bytes needs %d bytes of heap, "
                          "%d free" % (size, need, free))
                 return wire.NAK_NO_MEMORY
-            try:  # mem_free() is a total: a fragmented heap may still not fit them
+            try:  # mem_free() is a total: a fragmented heap may still not fit it
                 self._upload = bytearray(size)
-                probe = bytearray(size * (4 if FLOAT_CODE == "f" else 8) // 8)
-                probe = None  # noqa: F841 - the tables' room exists; give it back
             except MemoryError:
                 self._upload = None
                 self.log(t_us, wire.LOG_ERROR, "model of %d bytes does not fit the heap "
