@@ -11,7 +11,8 @@ board would reset). After every model commit the flash must hold a model the fir
 accepts (a rejected model never reaches flash), and a reboot must never raise.
 
 usage: <python> firmware_fuzz.py REPO_ROOT MODEL_FILE SEED N_OPS [STORAGE_DIR]
-Prints "ops=.. crashes=.. violations=.. commits_ok=.. naks=.. min_free=.. heap=..".
+Prints "ops=.. crashes=.. violations=.. commits_ok=.. naks=.. min_free=.. heap=..";
+N_OPS 0 runs the issue's cases instead (run_issue_cases), a "CASE ..." line each.
 """
 import struct
 import sys
@@ -126,6 +127,7 @@ class Fuzzer:
     def __init__(self, model_path, seed, storage, firmware_cls, wire, unpack_model,
                  model_file="model.wlm"):
         self.model_path = model_path
+        self._file = None  # the base model, open during an upload
         with open(model_path, "rb") as f:
             self.model_len = len(f.read())
         self.rng = _Rng(seed)
@@ -175,7 +177,7 @@ class Fuzzer:
     # ---- operations -------------------------------------------------------------
     def _boot(self):
         self.fw = None
-        if gc is not None:
+        if gc is not None and hasattr(gc, "mem_free"):  # MicroPython: a board's fresh heap
             gc.collect()
         self.fw = self.firmware_cls(self.board, self._write)
 
@@ -237,9 +239,13 @@ class Fuzzer:
         return n, patches
 
     def _base(self, off, n):
-        with open(self.model_path, "rb") as f:
-            f.seek(off)
-            return f.read(n)
+        f = self._file
+        if f is None:
+            with open(self.model_path, "rb") as f:
+                f.seek(off)
+                return f.read(n)
+        f.seek(off)
+        return f.read(n)
 
     def _piece(self, mutation, off, n):
         length, patches = mutation
@@ -253,19 +259,31 @@ class Fuzzer:
                 data[i] = patches[off + i]
         return data
 
-    def _upload(self, mutation):
+    def _upload_plain(self, mutation):
+        """Upload with the right CRC, every chunk in order."""
+        self._upload(mutation, plain=True)
+
+    def _upload(self, mutation, plain=False):
+        self._file = open(self.model_path, "rb")
+        try:
+            self._send_model(mutation, plain)
+        finally:
+            self._file.close()
+            self._file = None
+
+    def _send_model(self, mutation, plain):
         wire = self.wire
         length = mutation[0]
         step = wire.MODEL_CHUNK_MAX
         crc = 0xFFFF
         for off in range(0, length, step):
             crc = wire.crc16(self._piece(mutation, off, step), crc)
-        if self.rng.below(20) == 0:
+        if not plain and self.rng.below(20) == 0:
             crc ^= 1 + self.rng.below(0xFFFF)
         self._cmd(wire.CMD_MODEL_BEGIN, wire.pack_model_begin(length, crc))
         off = 0
         while off < length:
-            if self.rng.below(50) == 0:
+            if not plain and self.rng.below(50) == 0:
                 off = self.rng.below(length)  # out of step
             self._cmd(wire.CMD_MODEL_CHUNK,
                       wire.pack_model_chunk(off, self._piece(mutation, off, step)))
@@ -335,6 +353,44 @@ class Fuzzer:
                                          self.min_free, heap))
 
 
+# The models that bricked firmware 0.1 (issue 35): {constant index: value} patches.
+ISSUE_CASES = (
+    ("window -1 s", {18: -1.0}),
+    ("window inf", {18: float("inf")}),
+    ("window 1e9 s", {18: 1e9}),
+    ("window nan", {18: float("nan")}),
+    ("load scales 0, least load 0", {4: 0.0, 5: 0.0, 6: 0.0, 7: 0.0, 17: 0.0}),
+)
+
+
+def run_issue_cases(fz, n_samples=300):
+    """Each case: upload the good model, then the damaged one, sample, reboot, sample.
+    Yields one line per case: its name, the NAK code of the damaged COMMIT, whether
+    flash still holds the good model and whether it runs after the reboot."""
+    wire = fz.wire
+    for name, consts in ISSUE_CASES:
+        K = fz._base(5, 1)[0]
+        patches = {}
+        for i, value in consts.items():
+            raw = struct.pack("<d", value)
+            for j in range(8):
+                patches[8 + 4 * K + 8 * i + j] = raw[j]
+        crashes = fz.crashes
+        fz._guard("good model", fz._upload_plain, (fz.model_len, {}))
+        good = fz._flash_crc()
+        naks = fz.naks
+        fz._guard("case " + name, fz._upload_plain, (fz.model_len, patches))
+        code = fz.naks - naks
+        kept = fz._flash_crc() == good
+        fz._guard("start", fz._cmd, wire.CMD_START)
+        fz._guard("sample", fz._samples, n_samples)
+        fz._guard("reboot", fz._boot)
+        runs = fz.fw is not None and fz.fw.recognizer is not None
+        fz._guard("sample", fz._samples, n_samples)
+        yield "CASE %s: naks=%d kept=%d runs_after_reboot=%d crashes=%d" % (
+            name, code, kept, runs, fz.crashes - crashes)
+
+
 def _where(exc):
     """' at file:line' of the innermost frame, where the port can tell."""
     try:
@@ -363,6 +419,9 @@ def main(argv):
 
     storage = FileStorage(argv[5]) if len(argv) > 5 else MemoryStorage()
     fz = Fuzzer(model_path, seed, storage, WalkerFirmware, wire, unpack_model, MODEL_FILE)
+    if n_ops == 0:  # the issue's cases, one by one
+        for line in run_issue_cases(fz):
+            print(line)
     fz.fuzz(n_ops)
     print(fz.summary())
     for line in fz.first_errors:
