@@ -83,6 +83,22 @@ class FeatureExtractor:
         """Forget the history used by the speed estimate (a new session)."""
         self._hist_t = np.zeros(0, dtype=np.int64)
         self._hist_ticks = np.zeros(0, dtype=np.int64)
+        self._shift = 0  # added to device time so that it never goes back (see _monotonic)
+
+    def _monotonic(self, t_us: np.ndarray) -> np.ndarray:
+        """Device time made non-decreasing: where it steps back (a walker reset, a
+        damaged clock), every later sample is shifted to one window past the previous
+        one, so the step reads as a gap and no speed window spans it (a reset)."""
+        t = t_us.astype(np.int64) + self._shift
+        prev = np.concatenate([self._hist_t[-1:], t[:-1]])
+        back = np.flatnonzero(t[len(t) - len(prev):] < prev) + (len(t) - len(prev))
+        if len(back):
+            window = int(SPEED_WINDOW_S * 1e6)
+            step = np.zeros(len(t), dtype=np.int64)
+            step[back] = prev[back - (len(t) - len(prev))] - t[back] + window + 1
+            t += np.cumsum(step)
+            self._shift += int(step.sum())
+        return t
 
     def loads_newton(self, block: SampleBlock) -> np.ndarray:
         """Loads in N. Counts the firmware already tared are not offset again."""
@@ -94,9 +110,10 @@ class FeatureExtractor:
         return (block.accel - self._accel_bias) * self._accel_scale
 
     def speed_mps(self, block: SampleBlock) -> np.ndarray:
-        """Encoder speed: tick difference over the last SPEED_WINDOW_S, causal."""
+        """Encoder speed: tick difference over the last SPEED_WINDOW_S, causal. Time
+        going back is a gap and a reset (_monotonic): speed 0 until it moves again."""
         n = len(block)
-        t = np.concatenate([self._hist_t, block.t_us])
+        t = np.concatenate([self._hist_t, self._monotonic(block.t_us)])
         ticks = np.concatenate([self._hist_ticks, block.encoder.astype(np.int64)])
         h = len(self._hist_t)
         # For each new sample, the earliest past sample within the window.
