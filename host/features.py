@@ -14,6 +14,7 @@ import numpy as np
 
 from calibration import GRAVITY, WalkerCalibration
 from device.protocol import wire
+from host.errors import UserError
 from host.samples import SampleBlock
 
 # The thesis's two feature sets (6.6): raw load cells, or COP + TotalLoad.
@@ -23,6 +24,10 @@ FEATURE_SETS = {
     "cop": ("accel_x", "accel_y", "accel_z", "speed", "cop_fp", "cop_sp", "total_load"),
 }
 SPEED_WINDOW_S = 0.2  # encoder differences over this span: 1 tick is ~2.5 mm
+
+
+class UnknownFeatureSetError(UserError, ValueError):
+    """A feature set this WalkerLab does not compute (a model file may name any)."""
 
 
 def cop_features(loads_n: np.ndarray, calibration: WalkerCalibration,
@@ -65,9 +70,9 @@ class FeatureExtractor:
     """Raw counts -> features of one of FEATURE_SETS, streaming-safe."""
 
     def __init__(self, calibration: WalkerCalibration, feature_set: str = "cop") -> None:
-        if feature_set not in FEATURE_SETS:
-            raise ValueError("unknown feature set %r (choose from %s)"
-                             % (feature_set, ", ".join(FEATURE_SETS)))
+        if not isinstance(feature_set, str) or feature_set not in FEATURE_SETS:
+            raise UnknownFeatureSetError("unknown feature set %r (choose from %s)"
+                                         % (feature_set, ", ".join(FEATURE_SETS)))
         self.calibration = calibration
         self.feature_set = feature_set
         self.names = FEATURE_SETS[feature_set]

@@ -162,11 +162,27 @@ def models(folder: Path, real_model: Path) -> list[Path]:
         z.writestr("obj.npy", buf.getvalue())
     out.append(p)
     # Header that is not JSON, and a header that is JSON of the wrong shape.
-    for name, header in (("model-header-garbage.npz", b"\xff\xfe not json"),
-                         ("model-header-list.npz", b"[1, 2, 3]"),
-                         ("model-header-wrong-types.npz", json.dumps(
-                             {"format": "walkerlab-model", "format_version": "one",
-                              "kind": 5}).encode())):
+    headers = [("model-header-garbage.npz", b"\xff\xfe not json"),
+               ("model-header-list.npz", b"[1, 2, 3]"),
+               ("model-header-wrong-types.npz", json.dumps(
+                   {"format": "walkerlab-model", "format_version": "one",
+                    "kind": 5}).encode())]
+    # The real header with one field made hostile (issue 35): deep nesting, NaN, lists
+    # where numbers belong, a number where a name belongs, a 400-digit integer.
+    with zipfile.ZipFile(real_model) as src:
+        member = next(n for n in src.namelist() if n.startswith("__header__"))
+        real = json.loads(np.load(io.BytesIO(src.read(member))).tobytes())
+    for field, value in (("metadata", "NaN"), ("n_features_in", "[7]"),
+                         ("sample_rate_hz", "[50, 100]"), ("feature_set", "1"),
+                         ("params", "[[[" * 5000 + "]]]" * 5000),
+                         ("metadata", "[" * 5000 + "]" * 5000),
+                         ("n_features_in", "1" + "0" * 400),
+                         ("sample_rate_hz", "1" + "0" * 400), ("sample_rate_hz", "-50"),
+                         ("time_constants_s", "7")):
+        text = json.dumps({**real, field: "@@"}).replace('"@@"', value)
+        headers.append(("model-header-%s-%d.npz" % (field, len(headers)), text.encode()))
+    headers.append(("model-header-deep.npz", b"[" * 5000 + b"]" * 5000))
+    for name, header in headers:
         p = folder / name
         with zipfile.ZipFile(real_model) as src, zipfile.ZipFile(p, "w") as z:
             for info in src.infolist():
@@ -201,6 +217,17 @@ def small_files(folder: Path) -> dict[str, list[Path]]:
               '"load_gains_counts_per_n": [NaN, 1, 1, 1]}'),
         write("cal-binary.json", np.random.default_rng(2).bytes(4096)),
     ]
+    # A valid calibration with one number made hostile (issue 35): 400 and 5000 digits.
+    from calibration import WalkerCalibration
+
+    good = WalkerCalibration().to_dict()
+    for i, (field, value) in enumerate((
+            ("load_gains_counts_per_n", "[1%s, 1, 1, 1]" % ("0" * 400)),
+            ("wheelbase_m", "1" + "0" * 400), ("encoder_ticks_per_rev", "1" + "0" * 400),
+            ("accel_counts_per_g", "[1e999, 1, 1]"), ("front_half_width_m", "1" * 5000),
+            ("load_offsets_counts", "[true, 0, 0, 0]"))):
+        text = json.dumps({**good, field: "@@"}).replace('"@@"', value)
+        calibrations.append(write("cal-hostile-%d-%s.json" % (i, field), text))
     csvs = [
         write("labels-binary.csv", np.random.default_rng(3).bytes(4096)),
         write("labels-no-header.csv", "1,2,W\n"),
