@@ -214,7 +214,10 @@ def storable_text(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+        try:  # bytes that were not UTF-8, carried as surrogates: "\\xff" as for the wire
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # other lone surrogates: "\\udc80"
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
 
 

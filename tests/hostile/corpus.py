@@ -115,6 +115,18 @@ def recordings(folder: Path) -> list[Path]:
 
 
 # ---- model files -------------------------------------------------------------------------
+def tiny_model(path: Path, rng) -> Path:
+    """A valid model file: an "hmm" recognizer fitted on 400 random frames."""
+    import recognizers.hmm  # noqa: F401 - registers the "hmm" kind
+    from recognizers.base import RECOGNIZERS
+
+    X = rng.normal(size=(400, 3))
+    y = np.repeat(np.array(["W", "ST"]), 200)
+    RECOGNIZERS["hmm"]().fit(X, y).save(path)
+    return path
+
+
+
 def _npy_header(shape, descr="<f8") -> bytes:
     buf = io.BytesIO()
     np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False,

@@ -16,7 +16,7 @@ from host.recording.labels import read_sync, read_tracks
 from host.recording.reader import RecordingFormatError
 from recognizers.base import ModelFormatError, load_recognizer, read_model_header
 
-from corpus import models, recordings, small_files
+from corpus import models, recordings, small_files, tiny_model
 
 # Errors that carry a message meant for the user; anything else is a crash.
 USER_ERRORS = (RecordingFormatError, ModelFormatError, CalibrationError, UserError,
@@ -54,19 +54,9 @@ def corpus(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("hostile")
     rng = np.random.default_rng(0)
-    model = _tiny_model(root / "good-model.npz", rng)
+    model = tiny_model(root / "good-model.npz", rng)
     return {"recording": recordings(root / "recordings"),
             "model": models(root / "models", model), **small_files(root / "small")}
-
-
-def _tiny_model(path: Path, rng) -> Path:
-    from recognizers.base import RECOGNIZERS
-
-    cls = RECOGNIZERS["hmm"]
-    X = rng.normal(size=(400, 3))
-    y = np.repeat(np.array(["W", "ST"]), 200)
-    cls().fit(X, y).save(path)
-    return path
 
 
 def _recover(path: Path):

@@ -122,3 +122,17 @@ def test_any_log_bytes_and_event_text_round_trip(tmp_path, texts, detail):
     assert rec.closed_cleanly and len(rec.samples) == len(texts)
     assert [unescape_wire_text(t) for t in rec.log["text"]] == texts
     assert list(rec.link_events["detail"]) == [storable_text(detail)] * len(texts)
+
+
+def test_recover_copies_a_root_attribute_that_is_not_utf8(tmp_path):
+    """Found by the loader fuzzing: a damaged string attribute (invalid UTF-8 under a
+    UTF-8 type) made recover(path, out) fail while copying the attributes."""
+    import h5py
+
+    path = _session(tmp_path / "s.h5", [b"hello"], n=50)
+    with h5py.File(path, "r+") as f:
+        f.attrs.create("notes", data=b"caf\xe9 \xff", dtype=h5py.string_dtype("utf-8"))
+    report = recover(path, tmp_path / "r.h5")
+    rec = _open(tmp_path / "r.h5")
+    assert report.samples == 50 and len(rec.samples) == 50
+    assert rec.attrs["notes"] == "caf\\xe9 \\xff"
