@@ -20,8 +20,8 @@ import numpy as np
 
 from host.recording import layout as L
 from host.recording.reader import (
-    ReadBudget, RecordingFormatError, TruncatedRecordingError, check_format,
-    checked_dataset, open_h5, text,
+    HDF5_DAMAGE, ReadBudget, RecordingFormatError, TruncatedRecordingError, check_format,
+    checked_dataset, damaged, open_h5, text,
 )
 from host.recording.writer import (
     _Deriver, iso_time, set_sample_attrs, walkerlab_version, write_truth_track,
@@ -149,6 +149,16 @@ def _rebuild(f: h5py.File, path: str, calibration=None, source: str | None = Non
 
 def recover(path, out_path=None, *, overwrite: bool = False,
             calibration=None) -> RecoverReport:
+    """Rebuild the derived datasets from the raw log (see _recover); whatever a damaged
+    file makes HDF5 raise is a one-line RecordingFormatError."""
+    try:
+        return _recover(path, out_path, overwrite=overwrite, calibration=calibration)
+    except HDF5_DAMAGE as exc:
+        raise damaged(os.fspath(path), exc) from None
+
+
+def _recover(path, out_path=None, *, overwrite: bool = False,
+             calibration=None) -> RecoverReport:
     """Rebuild the derived datasets from the raw log, in place or into out_path.
 
     ``calibration`` (a :class:`calibration.WalkerCalibration`) is attached first, for
