@@ -145,6 +145,7 @@ class Fuzzer:
         self.commits_ok = 0
         self.naks = 0
         self.safe_modes = 0
+        self.unchecked = 0  # commits whose flash could not be parsed in the fuzzer's heap
         self.first_errors = []
         self.min_free = None
         self.fw = None
@@ -291,20 +292,37 @@ class Fuzzer:
             off += step
         before = self._flash_crc()
         self._cmd(wire.CMD_MODEL_COMMIT)
-        after = self.storage.read(self.model_file)
-        if after is not None and wire.crc16(after) != before:
+        after = self._flash_crc()
+        if after is not None and after != before:
             self.commits_ok += 1
-            try:
-                self.unpack_model(after)
-            except MemoryError:  # this check's own copy did not fit: not the firmware's
-                pass
-            except Exception as exc:
-                self._violation("a model the firmware refuses reached flash (%s)" % exc)
-        after = None
+            self._check_flash()
 
+    # The fuzzer's own look at flash must not take the firmware's heap: a CRC read in
+    # small pieces, and a full parse only where it fits (else it is skipped).
     def _flash_crc(self):
-        data = self.storage.read(self.model_file)
-        return None if data is None else self.wire.crc16(data)
+        st = self.storage
+        if hasattr(st, "files"):  # MemoryStorage
+            data = st.files.get(self.model_file)
+            return None if data is None else self.wire.crc16(data)
+        try:
+            f = open(st._path(self.model_file), "rb")
+        except OSError:
+            return None
+        crc = 0xFFFF
+        with f:
+            while True:
+                piece = f.read(256)
+                if not piece:
+                    return crc
+                crc = self.wire.crc16(piece, crc)
+
+    def _check_flash(self):
+        try:
+            self.unpack_model(self.storage.read(self.model_file))
+        except MemoryError:  # this check's own copy did not fit: not the firmware's
+            self.unchecked += 1
+        except Exception as exc:
+            self._violation("a model the firmware refuses reached flash (%s)" % exc)
 
     def _random_frame(self):
         wire = self.wire
@@ -347,10 +365,18 @@ class Fuzzer:
         heap = None
         if gc is not None and hasattr(gc, "mem_alloc"):
             heap = gc.mem_free() + gc.mem_alloc()
-        return ("ops=%d crashes=%d violations=%d commits_ok=%d naks=%d safe_modes=%d "
-                "min_free=%s heap=%s" % (self.ops, self.crashes, self.violations,
-                                         self.commits_ok, self.naks, self.safe_modes,
-                                         self.min_free, heap))
+        peak = None
+        try:  # CPython: the Python heap's peak (tracemalloc, started by main)
+            import tracemalloc
+
+            if tracemalloc.is_tracing():
+                peak = tracemalloc.get_traced_memory()[1]
+        except ImportError:
+            pass
+        return ("ops=%d crashes=%d violations=%d commits_ok=%d unchecked=%d naks=%d "
+                "safe_modes=%d min_free=%s heap=%s peak=%s"
+                % (self.ops, self.crashes, self.violations, self.commits_ok,
+                   self.unchecked, self.naks, self.safe_modes, self.min_free, heap, peak))
 
 
 # The models that bricked firmware 0.1 (issue 35): {constant index: value} patches.
@@ -418,6 +444,12 @@ def main(argv):
     from device.protocol import wire
 
     storage = FileStorage(argv[5]) if len(argv) > 5 else MemoryStorage()
+    try:
+        import tracemalloc
+
+        tracemalloc.start()
+    except ImportError:  # MicroPython: the heap is measured with gc.mem_free
+        pass
     fz = Fuzzer(model_path, seed, storage, WalkerFirmware, wire, unpack_model, MODEL_FILE)
     if n_ops == 0:  # the issue's cases, one by one
         for line in run_issue_cases(fz):
