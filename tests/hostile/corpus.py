@@ -115,6 +115,22 @@ def recordings(folder: Path) -> list[Path]:
 
 
 # ---- model files -------------------------------------------------------------------------
+def with_model_header(blob: bytes, edit) -> bytes:
+    """A model file's bytes with its JSON header replaced by edit(header text)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(blob)) as src, zipfile.ZipFile(out, "w") as z:
+        for name in src.namelist():
+            data = src.read(name)
+            if name.startswith("__header__"):
+                text = edit(np.load(io.BytesIO(data)).tobytes().decode())
+                buf = io.BytesIO()
+                np.save(buf, np.frombuffer(text.encode("utf-8", "surrogatepass"),
+                                           dtype=np.uint8))
+                data = buf.getvalue()
+            z.writestr(name, data)
+    return out.getvalue()
+
+
 def tiny_model(path: Path, rng) -> Path:
     """A valid model file: an "hmm" recognizer fitted on 400 random frames."""
     import recognizers.hmm  # noqa: F401 - registers the "hmm" kind

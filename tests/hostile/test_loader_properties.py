@@ -4,10 +4,7 @@ header or field replaced by any JSON) is read or refused with one line naming th
 file; nothing else escapes. The long run is benchmarks/fuzz.py."""
 from __future__ import annotations
 
-import io
 import json
-import shutil
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +18,7 @@ from host.recording import open_recording, recover
 from host.recording.reader import RecordingFormatError
 from recognizers.base import ModelFormatError, load_recognizer, read_model_header
 
-from corpus import tiny_model
+from corpus import tiny_model, with_model_header
 
 # What a loader may raise for a bad file: errors the CLI prints as one line.
 REFUSALS = (RecordingFormatError, ModelFormatError, CalibrationError, UserError)
@@ -87,20 +84,6 @@ def test_model_readers_with_damaged_bytes(good, tmp_path, edits, cut):
     read_or_refuse(load_recognizer, path)
 
 
-def _with_header(blob: bytes, edit) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(blob)) as src, zipfile.ZipFile(out, "w") as z:
-        for name in src.namelist():
-            data = src.read(name)
-            if name.startswith("__header__"):
-                text = edit(np.load(io.BytesIO(data)).tobytes().decode())
-                buf = io.BytesIO()
-                np.save(buf, np.frombuffer(text.encode(), dtype=np.uint8))
-                data = buf.getvalue()
-            z.writestr(name, data)
-    return out.getvalue()
-
-
 HEADER_FIELDS = ["format", "kind", "format_version", "params", "n_features_in",
                  "feature_set", "metadata", "sample_rate_hz", "time_constants_s"]
 
@@ -114,7 +97,7 @@ def test_model_readers_with_any_json_in_a_header_field(good, tmp_path, field, va
         return json.dumps(header).replace('"@deep"', "[" * depth + "]" * depth)
 
     path = tmp_path / "h.npz"
-    path.write_bytes(_with_header(good["model"], edit))
+    path.write_bytes(with_model_header(good["model"], edit))
     if read_or_refuse(read_model_header, path) == "refused":
         assert read_or_refuse(load_recognizer, path) == "refused"
     else:
