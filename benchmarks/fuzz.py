@@ -52,7 +52,7 @@ def run_child(cmd) -> tuple[str, float]:
     return proc.stdout, time.perf_counter() - t0
 
 
-def fuzz_firmware(ops: int, seed: int, work: pathlib.Path) -> list[dict]:
+def fuzz_firmware(ops: int, seed: int, work: pathlib.Path, trace: bool) -> list[dict]:
     from device.sim.firmware_fuzz import make_model
 
     rows = []
@@ -62,15 +62,15 @@ def fuzz_firmware(ops: int, seed: int, work: pathlib.Path) -> list[dict]:
     for label, model in models.items():
         path = work / ("%s.wlm" % label.split()[0])
         path.write_bytes(model)
-        runs = [("CPython", [sys.executable, str(FIRMWARE_FUZZ)])]
+        runs = [("CPython", [sys.executable, str(FIRMWARE_FUZZ)], ["trace"] if trace else [])]
         if pathlib.Path(micropython).exists():
             runs.append(("MicroPython 192K", [micropython, "-X", "heapsize=192K",
-                                              str(FIRMWARE_FUZZ)]))
-        for interp, head in runs:
+                                              str(FIRMWARE_FUZZ)], []))
+        for interp, head, tail in runs:
             flash = work / ("flash-%s-%s" % (label.split()[0], interp.split()[0]))
             flash.mkdir()
             out, secs = run_child(head + [str(ROOT), str(path), str(seed), str(ops),
-                                                  str(flash)])
+                                          str(flash)] + tail)
             lines = out.splitlines()
             stats = dict(kv.split("=") for kv in lines[0].split())
             rows.append({"interpreter": interp, "model": "%s (%d B)" % (label, len(model)),
@@ -300,6 +300,9 @@ def main() -> int:
     ap.add_argument("--ops", type=int, default=100_000)
     ap.add_argument("--files", type=int, default=5_000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--trace-python", action="store_true",
+                    help="CPython firmware runs: the Python heap's peak (tracemalloc, "
+                    "several times slower; always on with --quick)")
     ap.add_argument("--only", choices=("firmware", "files"), default=None)
     ap.add_argument("--loaders", default=",".join(LOADERS),
                     help="comma-separated subset of: " + ", ".join(LOADERS))
@@ -322,13 +325,15 @@ def main() -> int:
             print("\n| firmware | model | operations | crashes | violations | commits taken "
                   "| NAKs | worst memory | time |")
             print("|---|---|---:|---:|---:|---:|---:|---|---:|")
-            for r in fuzz_firmware(ops, args.seed, work):
+            for r in fuzz_firmware(ops, args.seed, work, args.quick or args.trace_python):
                 s = r["stats"]
                 crashes += int(s["crashes"]) + int(s["violations"])
                 if s["min_free"] != "None":
                     memory = "heap: %s of %s B free at worst" % (s["min_free"], s["heap"])
-                else:
+                elif s["peak"] != "None":
                     memory = "Python heap peak %.0f KB" % (int(s["peak"]) / 1e3)
+                else:
+                    memory = "not traced (--trace-python)"
                 print("| %s | %s | %s | %s | %s | %s | %s | %s | %.0f s |" % (
                     r["interpreter"], r["model"], s["ops"], s["crashes"], s["violations"],
                     s["commits_ok"], s["naks"], memory, r["seconds"]))

@@ -43,6 +43,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from recognizers.npz_files import DAMAGE as NPZ_DAMAGE
+
 __all__ = [
     "ModelFormatError",
     "NotFittedError",
@@ -669,8 +671,7 @@ def _read_model_file(path):
         raise
     except ModelFormatError:
         raise
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError, KeyError, TypeError,
-            AttributeError) as exc:  # TypeError: a bare .npy array (no ``with``)
+    except (*NPZ_DAMAGE, TypeError, AttributeError) as exc:  # TypeError: a bare .npy
         raise ModelFormatError(_unreadable(path, exc)) from None
     header = _parse_header(raw, path)
     version = header.get("format_version")
@@ -779,8 +780,7 @@ def read_model_header(path) -> dict:
         raise
     except ModelFormatError:
         raise
-    except (OSError, ValueError, zipfile.BadZipFile, UnicodeDecodeError, EOFError,
-            KeyError, TypeError, AttributeError) as exc:  # TypeError: a bare .npy array
+    except (*NPZ_DAMAGE, TypeError, AttributeError) as exc:  # TypeError: a bare .npy
         raise ModelFormatError(_unreadable(path, exc)) from None
     header["classes"] = classes
     header["metadata"] = header.get("metadata") or {}

@@ -10,9 +10,10 @@ Every operation is wrapped: an exception that escapes the firmware is a crash (t
 board would reset). After every model commit the flash must hold a model the firmware
 accepts (a rejected model never reaches flash), and a reboot must never raise.
 
-usage: <python> firmware_fuzz.py REPO_ROOT MODEL_FILE SEED N_OPS [STORAGE_DIR]
+usage: <python> firmware_fuzz.py REPO_ROOT MODEL_FILE SEED N_OPS [STORAGE_DIR|-] [trace]
 Prints "ops=.. crashes=.. violations=.. commits_ok=.. naks=.. min_free=.. heap=..";
-N_OPS 0 runs the issue's cases instead (run_issue_cases), a "CASE ..." line each.
+N_OPS 0 runs the issue's cases instead (run_issue_cases), a "CASE ..." line each;
+"trace" (CPython) reports the Python heap's peak (tracemalloc; several times slower).
 """
 import struct
 import sys
@@ -443,13 +444,11 @@ def main(argv):
     from device.firmware.storage import FileStorage, MemoryStorage
     from device.protocol import wire
 
-    storage = FileStorage(argv[5]) if len(argv) > 5 else MemoryStorage()
-    try:
+    storage = FileStorage(argv[5]) if len(argv) > 5 and argv[5] != "-" else MemoryStorage()
+    if len(argv) > 6 and argv[6] == "trace":  # CPython: the Python heap's peak, slowly
         import tracemalloc
 
         tracemalloc.start()
-    except ImportError:  # MicroPython: the heap is measured with gc.mem_free
-        pass
     fz = Fuzzer(model_path, seed, storage, WalkerFirmware, wire, unpack_model, MODEL_FILE)
     if n_ops == 0:  # the issue's cases, one by one
         for line in run_issue_cases(fz):
