@@ -239,7 +239,8 @@ def worker(loader: str, seed: int, start: int, stop: int, work: pathlib.Path) ->
         except Exception as exc:  # noqa: BLE001 - what the fuzzing looks for
             outcome, note = "crash", "%s: %s" % (type(exc).__name__, str(exc)[:200])
         path.unlink()
-        print(i, outcome, note.replace("\n", " | "), flush=True)
+        note = note.replace("\n", " | ").encode("ascii", "backslashreplace").decode()
+        print(i, outcome, note, flush=True)
     print("rss", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True)
     print("done", flush=True)
 
@@ -255,7 +256,7 @@ def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path) -> dict:
         proc = subprocess.Popen(
             [sys.executable, __file__, "--worker", loader, str(seed), str(start), str(n),
              str(wdir)], stdout=subprocess.PIPE, stderr=errfile, text=True,
-            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+            errors="replace", env=dict(os.environ, PYTHONPATH=str(ROOT)))
         current = start
         for line in proc.stdout:
             parts = line.rstrip("\n").split(" ", 2)
