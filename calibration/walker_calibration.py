@@ -34,6 +34,17 @@ class CalibrationError(ValueError):
     """A calibration file that is missing, unreadable or has a bad field."""
 
 
+def _finite_number(value) -> bool:
+    """A JSON number that is finite as a float (an integer of 400 digits is not:
+    math.isfinite raises OverflowError on it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 @dataclass
 class WalkerCalibration:
     walker_id: str = "virtual"
@@ -67,8 +78,7 @@ class WalkerCalibration:
                         ("accel_bias_counts", 3), ("accel_counts_per_g", 3)):
             value = getattr(self, name)
             if (not isinstance(value, (list, tuple)) or len(value) != n
-                    or not all(isinstance(v, (int, float)) and math.isfinite(v)
-                               for v in value)):
+                    or not all(_finite_number(v) for v in value)):
                 raise bad(name, "must be a list of %d finite numbers" % n)
             setattr(self, name, [float(v) for v in value])
         for name in ("load_gains_counts_per_n", "accel_counts_per_g"):
@@ -77,10 +87,12 @@ class WalkerCalibration:
         for name in ("wheel_diameter_m", "front_half_width_m", "rear_half_width_m",
                      "wheelbase_m", "min_total_load_n"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            if not _finite_number(value) or value <= 0:
                 raise bad(name, "must be a positive number")
-        if not isinstance(self.encoder_ticks_per_rev, int) or self.encoder_ticks_per_rev <= 0:
-            raise bad("encoder_ticks_per_rev", "must be a positive integer")
+        if (not isinstance(self.encoder_ticks_per_rev, int)
+                or isinstance(self.encoder_ticks_per_rev, bool)
+                or not 0 < self.encoder_ticks_per_rev < 2**31):
+            raise bad("encoder_ticks_per_rev", "must be a positive integer below 2^31")
         if not isinstance(self.walker_id, str) or not self.walker_id:
             raise bad("walker_id", "must be a non-empty string")
         if not isinstance(self.results, dict) or not all(
@@ -115,7 +127,7 @@ class WalkerCalibration:
     def from_json(cls, text: str, where: str = "calibration") -> "WalkerCalibration":
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:  # JSONDecodeError, or an integer of > 4300 digits
             raise CalibrationError("%s: not valid JSON (%s)" % (where, exc)) from None
         except RecursionError:
             raise CalibrationError("%s: not a calibration (JSON nested too deeply)"

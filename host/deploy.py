@@ -76,9 +76,11 @@ class _Client:
         self.decoder = wire.FrameDecoder(track_sequence=False)
         self.seq = 0x8000  # away from the recorder's counter, for readable logs
         self.info = None
+        self.last_error = ""  # the walker's last LOG error: why it refused (fw >= 0.2)
 
     def command(self, kind: int, payload: bytes = b"", expect=None):
         """Send; return the reply payload (INFO for HELLO, else the ACK's code)."""
+        self.last_error = ""
         for _ in range(RETRIES):
             seq = self.seq
             self.seq = (self.seq + 1) & 0xFFFF
@@ -88,6 +90,10 @@ class _Client:
                 for frame in self.decoder.feed(self.port.read(4096)):
                     if frame.frame_type == wire.INFO:
                         self.info = wire.unpack_info(frame.payload)
+                    elif frame.frame_type == wire.LOG:
+                        level, text = wire.unpack_log(frame.payload)
+                        if level >= wire.LOG_ERROR:
+                            self.last_error = text.replace("\x00", " ").strip()
                     elif frame.frame_type == wire.CALIBRATION and self.info is not None:
                         try:  # sent after INFO, before the ACK, by a calibrated walker
                             self.info["calibration"] = wire.unpack_calibration(
@@ -109,6 +115,7 @@ _NAK_TEXT = {
     wire.NAK_BUSY: "it has not enough free memory",
     wire.NAK_BAD_ARGUMENT: "the transfer went out of step",
     wire.NAK_BAD_MODEL: "it rejected the model (CRC or format; see its LOG frames)",
+    wire.NAK_NO_MEMORY: "the model does not fit its free memory (train a smaller one)",
 }
 
 
@@ -135,8 +142,10 @@ def upload_model(port_name: str, data: bytes, progress=None, open_port=None) -> 
 
         def check(kind, code):
             if code:
-                raise UserError("the walker refused the model: %s"
-                                % _NAK_TEXT.get(code, "NAK code %d" % code))
+                reason = _NAK_TEXT.get(code, "NAK code %d" % code)
+                if client.last_error:
+                    reason += "; it says: " + client.last_error
+                raise UserError("the walker refused the model: %s" % reason)
 
         check(wire.CMD_MODEL_BEGIN, client.command(
             wire.CMD_MODEL_BEGIN, wire.pack_model_begin(len(data), wire.crc16(data))))

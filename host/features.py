@@ -14,6 +14,7 @@ import numpy as np
 
 from calibration import GRAVITY, WalkerCalibration
 from device.protocol import wire
+from host.errors import UserError
 from host.samples import SampleBlock
 
 # The thesis's two feature sets (6.6): raw load cells, or COP + TotalLoad.
@@ -23,6 +24,10 @@ FEATURE_SETS = {
     "cop": ("accel_x", "accel_y", "accel_z", "speed", "cop_fp", "cop_sp", "total_load"),
 }
 SPEED_WINDOW_S = 0.2  # encoder differences over this span: 1 tick is ~2.5 mm
+
+
+class UnknownFeatureSetError(UserError, ValueError):
+    """A feature set this WalkerLab does not compute (a model file may name any)."""
 
 
 def cop_features(loads_n: np.ndarray, calibration: WalkerCalibration,
@@ -65,9 +70,9 @@ class FeatureExtractor:
     """Raw counts -> features of one of FEATURE_SETS, streaming-safe."""
 
     def __init__(self, calibration: WalkerCalibration, feature_set: str = "cop") -> None:
-        if feature_set not in FEATURE_SETS:
-            raise ValueError("unknown feature set %r (choose from %s)"
-                             % (feature_set, ", ".join(FEATURE_SETS)))
+        if not isinstance(feature_set, str) or feature_set not in FEATURE_SETS:
+            raise UnknownFeatureSetError("unknown feature set %r (choose from %s)"
+                                         % (feature_set, ", ".join(FEATURE_SETS)))
         self.calibration = calibration
         self.feature_set = feature_set
         self.names = FEATURE_SETS[feature_set]
@@ -83,6 +88,22 @@ class FeatureExtractor:
         """Forget the history used by the speed estimate (a new session)."""
         self._hist_t = np.zeros(0, dtype=np.int64)
         self._hist_ticks = np.zeros(0, dtype=np.int64)
+        self._shift = 0  # added to device time so that it never goes back (see _monotonic)
+
+    def _monotonic(self, t_us: np.ndarray) -> np.ndarray:
+        """Device time made non-decreasing: where it steps back (a walker reset, a
+        damaged clock), every later sample is shifted to one window past the previous
+        one, so the step reads as a gap and no speed window spans it (a reset)."""
+        t = t_us.astype(np.int64) + self._shift
+        prev = np.concatenate([self._hist_t[-1:], t[:-1]])
+        back = np.flatnonzero(t[len(t) - len(prev):] < prev) + (len(t) - len(prev))
+        if len(back):
+            window = int(SPEED_WINDOW_S * 1e6)
+            step = np.zeros(len(t), dtype=np.int64)
+            step[back] = prev[back - (len(t) - len(prev))] - t[back] + window + 1
+            t += np.cumsum(step)
+            self._shift += int(step.sum())
+        return t
 
     def loads_newton(self, block: SampleBlock) -> np.ndarray:
         """Loads in N. Counts the firmware already tared are not offset again."""
@@ -94,9 +115,10 @@ class FeatureExtractor:
         return (block.accel - self._accel_bias) * self._accel_scale
 
     def speed_mps(self, block: SampleBlock) -> np.ndarray:
-        """Encoder speed: tick difference over the last SPEED_WINDOW_S, causal."""
+        """Encoder speed: tick difference over the last SPEED_WINDOW_S, causal. Time
+        going back is a gap and a reset (_monotonic): speed 0 until it moves again."""
         n = len(block)
-        t = np.concatenate([self._hist_t, block.t_us])
+        t = np.concatenate([self._hist_t, self._monotonic(block.t_us)])
         ticks = np.concatenate([self._hist_ticks, block.encoder.astype(np.int64)])
         h = len(self._hist_t)
         # For each new sample, the earliest past sample within the window.

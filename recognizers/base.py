@@ -44,6 +44,8 @@ from typing import Any, ClassVar
 import numpy as np
 import sklearn.exceptions
 
+from recognizers.npz_files import DAMAGE as NPZ_DAMAGE
+
 __all__ = [
     "ModelFormatError",
     "NotFittedError",
@@ -631,9 +633,10 @@ class Recognizer(ABC):
             if rate is not None:  # files before rates were recorded: None (see at_rate)
                 obj.sample_rate_hz_ = float(rate)
             obj._set_state(arrays)
-        except (KeyError, ValueError, IndexError) as exc:
-            raise ModelFormatError("%s: damaged %r model (%s: %s)"
-                                   % (path, kind, type(exc).__name__, exc)) from None
+        except (KeyError, ValueError, IndexError, TypeError, OverflowError, RecursionError,
+                AttributeError) as exc:  # what damaged arrays or header fields raise
+            raise ModelFormatError("%s: damaged %r model (%s: %s)" % (
+                path, kind, type(exc).__name__, str(exc).split("\n")[0])) from None
         return obj
 
 
@@ -674,22 +677,48 @@ def _read_model_file(path):
         raise
     except ModelFormatError:
         raise
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError, KeyError, TypeError,
-            AttributeError) as exc:  # TypeError: a bare .npy array (no ``with``)
+    except (*NPZ_DAMAGE, TypeError, AttributeError) as exc:  # TypeError: a bare .npy
         raise ModelFormatError(_unreadable(path, exc)) from None
-    try:
-        header = json.loads(np.asarray(raw, dtype=np.uint8).tobytes().decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, TypeError):
-        raise ModelFormatError("%s: model header is not valid JSON" % path) from None
-    if not isinstance(header, dict) or header.get("format") != MODEL_FILE_FORMAT:
-        raise ModelFormatError("%s is not a WalkerLab model file (header format %r)"
-                               % (path, header.get("format") if isinstance(header, dict)
-                                  else None))
-    kind, version = header.get("kind"), header.get("format_version")
-    if not isinstance(kind, str) or isinstance(version, bool) or not isinstance(version, int):
+    header = _parse_header(raw, path)
+    version = header.get("format_version")
+    if isinstance(version, bool) or not isinstance(version, int):
         raise ModelFormatError("%s: model header lacks a kind or an integer format_version"
                                % path)
     return header, arrays
+
+
+# Header fields and the JSON types a model file may give them (absent is allowed).
+_HEADER_TYPES = {"params": (dict,), "n_features_in": (int,), "feature_set": (str,),
+                 "metadata": (dict,), "sample_rate_hz": (int, float),
+                 "time_constants_s": (dict,)}
+
+
+def _parse_header(raw, path) -> dict:
+    """The JSON header of a model file, its fields of the right types; whatever a
+    hostile header raises (deep nesting, NaN, wrong types) is a ModelFormatError."""
+    try:
+        header = json.loads(np.asarray(raw, dtype=np.uint8).tobytes().decode("utf-8"))
+    except RecursionError:
+        raise ModelFormatError("%s: model header is nested too deeply" % path) from None
+    except (ValueError, UnicodeDecodeError, TypeError, OverflowError):
+        raise ModelFormatError("%s: model header is not valid JSON" % path) from None
+    if not isinstance(header, dict) or header.get("format") != MODEL_FILE_FORMAT:
+        raise ModelFormatError("%s is not a WalkerLab model file (its header is not a "
+                               "WalkerLab model header)" % path)
+    if not isinstance(header.get("kind"), str):
+        raise ModelFormatError("%s: model header lacks a kind" % path)
+    for name, types in _HEADER_TYPES.items():
+        value = header.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+            raise ModelFormatError("%s: model header field %r is a %s, not a %s" % (
+                path, name, type(value).__name__, " or ".join(t.__name__ for t in types)))
+    rate = header.get("sample_rate_hz")
+    if rate is not None and not 0 < rate < 1e9:  # also NaN
+        raise ModelFormatError("%s: model header's sample_rate_hz %r is not a rate"
+                               % (path, rate))
+    if header.get("n_features_in") is not None and not 0 <= header["n_features_in"] < 2**31:
+        raise ModelFormatError("%s: model header's n_features_in is out of range" % path)
+    return header
 
 
 def _unreadable(path, exc: BaseException) -> str:
@@ -751,23 +780,14 @@ def read_model_header(path) -> dict:
         with np.load(path, allow_pickle=False) as z:
             if _HEADER_KEY not in z.files:
                 raise ModelFormatError("%s is not a WalkerLab model file (no header)" % path)
-            header = json.loads(np.asarray(z[_HEADER_KEY], dtype=np.uint8).tobytes()
-                                .decode("utf-8"))
+            header = _parse_header(z[_HEADER_KEY], path)
             classes = [str(c) for c in z["classes"]] if "classes" in z.files else []
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
     except ModelFormatError:
         raise
-    except (OSError, ValueError, zipfile.BadZipFile, UnicodeDecodeError, EOFError,
-            KeyError, TypeError, AttributeError) as exc:  # TypeError: a bare .npy array
+    except (*NPZ_DAMAGE, TypeError, AttributeError) as exc:  # TypeError: a bare .npy
         raise ModelFormatError(_unreadable(path, exc)) from None
-    if not isinstance(header, dict) or header.get("format") != MODEL_FILE_FORMAT:
-        raise ModelFormatError("%s is not a WalkerLab model file (its header is not a "
-                               "WalkerLab model header)" % path)
-    if not isinstance(header.get("kind"), str):
-        raise ModelFormatError("%s: model header lacks a kind" % path)
-    if not isinstance(header.get("metadata"), (dict, type(None))):
-        raise ModelFormatError("%s: model header's metadata is not a table" % path)
     header["classes"] = classes
     header["metadata"] = header.get("metadata") or {}
     return header

@@ -10,7 +10,9 @@ numeric / text arrays.
 from __future__ import annotations
 
 import os
+import struct
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -20,6 +22,14 @@ SIZE_FACTOR = 8  # np.savez stores arrays uncompressed: a real file holds what i
 
 class NpzFormatError(ValueError):
     """The file is not an .npz this code will read (one line, naming the file)."""
+
+
+# What zipfile, zlib and numpy raise on a damaged archive (besides FileNotFoundError and
+# its kin, which stay as they are): a bad header, an unsupported "version" or flag in a
+# damaged local header (NotImplementedError), an "encrypted" bit (RuntimeError), a
+# corrupt deflate stream (zlib.error), a bad struct.
+DAMAGE = (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, NotImplementedError,
+          RuntimeError, zlib.error, struct.error, OverflowError)
 
 
 def _member_header(z: zipfile.ZipFile, info: zipfile.ZipInfo):
@@ -61,7 +71,7 @@ def check_npz(path, max_bytes: int | None = None) -> dict[str, tuple[tuple, np.d
                 out[info.filename[:-4]] = (shape, dtype)
     except NpzFormatError:
         raise
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
+    except DAMAGE as exc:
         if isinstance(exc, (FileNotFoundError, IsADirectoryError, PermissionError)):
             raise
         raise NpzFormatError("%s: not a readable .npz file (%s)" % (
@@ -75,7 +85,7 @@ def load_npz(path, max_bytes: int | None = None) -> dict[str, np.ndarray]:
     try:
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+    except DAMAGE as exc:
         if isinstance(exc, (FileNotFoundError, IsADirectoryError, PermissionError)):
             raise
         raise NpzFormatError("%s: damaged .npz file (%s)" % (

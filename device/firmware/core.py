@@ -14,18 +14,33 @@
 #     where the calibration (CALIBRATION_FILE) and an uploaded model are kept; without
 #     it neither can be stored
 #   optional board.truth_label() -> str (virtual walker only: the simulated activity)
+#   optional board.mem_free() -> int: free heap bytes (default gc.mem_free on
+#     MicroPython; under CPython without it no heap check is made)
+#
+# Nothing a host sends may reset the walker or leave it unable to run (docs/reliability.md,
+# "The walker cannot be bricked"): models are checked in full before they reach flash and
+# against the free heap at MODEL_BEGIN; an exception while handling a command is a NAK
+# with its reason in a LOG frame; an exception in the on-device recognizer switches it
+# off (safe mode, STATUS_RECOGNIZER_FAULT) while samples keep streaming; and a boot
+# counter in flash boots without a stored model that two boots did not survive.
+import gc
+
 from device.protocol import wire
 from device.firmware.features import DeviceFeatures
 from device.firmware.hmm_filter import DeviceHMM
-from device.firmware.model_format import MAX_BYTES, ModelError, unpack_model
+from device.firmware.model_format import FLOAT_CODE, MAX_BYTES, unpack_model
 
-FIRMWARE_VERSION = (0, 1, 0)
+FIRMWARE_VERSION = (0, 2, 0)
 DEFAULT_RATE_HZ = 50
 TARE_CONVERSIONS = 16  # conversions averaged per load cell by a tare
 TRUTH_REPEAT_US = 1000000  # re-send the TRUTH label every second
 ACTIVITY_REPEAT_US = 1000000  # ACTIVITY: when the class changes, else once a second
 MODEL_FILE = "model.wlm"
 CALIBRATION_FILE = "calibration.wlc"  # the CALIBRATION payload as received
+BOOT_FILE = "boots.wlb"  # one byte: boots with the stored model not yet proven healthy
+MAX_FAILED_BOOTS = 2  # after this many, boot without the stored model
+HEALTHY_STEPS = 250  # recognizer steps without a fault that prove a model (5 s at 50 Hz)
+HEAP_HEADROOM = 8192  # bytes MODEL_BEGIN keeps free beyond the upload and its tables
 
 
 class WalkerFirmware:
@@ -69,29 +84,78 @@ class WalkerFirmware:
                     self.calibration = bytes(data)
                 except ValueError:
                     pass  # a damaged file: the walker reports no calibration
+        self.model_skipped = False  # booted without the stored model (INFO flag)
+        self._unproven_steps = 0  # steps left before the model in flash counts as healthy
         if self.storage is not None:
-            data = self.storage.read(MODEL_FILE)
-            if data is not None:
-                try:
-                    self.install_model(data)
-                except (ModelError, ValueError) as exc:
-                    self.model_error = str(exc)  # a stale model never stops sampling
+            self._load_stored_model()
+
+    def _load_stored_model(self):
+        """Run the model in flash, unless MAX_FAILED_BOOTS boots with it never got to
+        HEALTHY_STEPS recognizer steps (a reset, a watchdog, a hard fault)."""
+        data = self.storage.read(MODEL_FILE)
+        if data is None:
+            return
+        boots = self.storage.read(BOOT_FILE)
+        boots = boots[0] if boots else 0
+        if boots >= MAX_FAILED_BOOTS:
+            self.model_skipped = True
+            self.model_error = ("stored model skipped: %d boots with it failed; upload "
+                                "a model or clear it" % boots)
+            return
+        try:
+            self.storage.write(BOOT_FILE, bytes((boots + 1,)))
+            self.install_model(data)
+            self._unproven_steps = HEALTHY_STEPS
+        except Exception as exc:  # a stale or damaged model never stops sampling
+            self.model_skipped = True
+            self.model_error = "stored model not loaded: %s" % _reason(exc)
 
     # ---- the on-device recognizer ---------------------------------------------------
-    def install_model(self, data):
-        """Parse model bytes and run them from the next sample (ModelError if bad)."""
+    def install_model(self, data, store=False):
+        """Parse model bytes and run them from the next sample (ModelError if bad).
+
+        Everything is built before anything is replaced: a model that fails (a bad
+        constant, MemoryError, a flash error with store=True) leaves the running model
+        and the one in flash as they were."""
         model = unpack_model(data)
-        self.features = DeviceFeatures(model.feature_set, model.constants)
-        self.recognizer = DeviceHMM(model)
+        features = DeviceFeatures(model.feature_set, model.constants)
+        recognizer = DeviceHMM(model)
+        if store:
+            self.storage.write(MODEL_FILE, data)
+            self.storage.remove(BOOT_FILE)
+            self.model_skipped = False
+            self.model_error = None
+        self.features = features
+        self.recognizer = recognizer
         self._activity = -1
         self.status |= wire.STATUS_MODEL_ACTIVE
+        self.status &= ~wire.STATUS_RECOGNIZER_FAULT
 
     def remove_model(self):
         self.recognizer = None
         self.features = None
-        self.status &= ~wire.STATUS_MODEL_ACTIVE
+        self.status &= ~(wire.STATUS_MODEL_ACTIVE | wire.STATUS_RECOGNIZER_FAULT)
+        self.model_skipped = False
+        self.model_error = None
         if self.storage is not None:
             self.storage.remove(MODEL_FILE)
+            self.storage.remove(BOOT_FILE)
+
+    def _safe_mode(self, t_us, exc):
+        """The recognizer raised: switch it off, say why, keep sampling."""
+        self.recognizer = None
+        self.features = None
+        self.status &= ~wire.STATUS_MODEL_ACTIVE
+        self.status |= wire.STATUS_RECOGNIZER_FAULT
+        self.log(t_us, wire.LOG_ERROR, "recognizer disabled (safe mode): " + _reason(exc))
+
+    def _mem_free(self):
+        """Free heap bytes after a collection, or None where it cannot be known."""
+        probe = getattr(self.board, "mem_free", None) or getattr(gc, "mem_free", None)
+        if probe is None:
+            return None
+        gc.collect()
+        return probe()
 
     def _model_command(self, kind, payload, t_us):
         """MODEL_BEGIN/CHUNK/COMMIT/CLEAR; returns the NAK code (0: ACK)."""
@@ -105,10 +169,21 @@ class WalkerFirmware:
             if not 0 < size <= MAX_BYTES:
                 return wire.NAK_BAD_ARGUMENT
             self._upload = None
-            try:
+            # The upload buffer, the parsed tables (the file's floats at this port's
+            # precision) and headroom must all fit: else MemoryError at COMMIT.
+            need = size + size * (4 if FLOAT_CODE == "f" else 8) // 8 + HEAP_HEADROOM
+            free = self._mem_free()
+            if free is not None and need > free:
+                self.log(t_us, wire.LOG_ERROR, "model of %d bytes needs %d bytes of heap, "
+                         "%d free" % (size, need, free))
+                return wire.NAK_NO_MEMORY
+            try:  # mem_free() is a total: a fragmented heap may still not fit it
                 self._upload = bytearray(size)
             except MemoryError:
-                return wire.NAK_BUSY
+                self._upload = None
+                self.log(t_us, wire.LOG_ERROR, "model of %d bytes does not fit the heap "
+                         "(%s bytes free, fragmented)" % (size, free))
+                return wire.NAK_NO_MEMORY
             self._upload_crc = crc
             self._upload_n = 0
             return 0
@@ -134,11 +209,13 @@ class WalkerFirmware:
                 self.log(t_us, wire.LOG_ERROR, "model upload: CRC mismatch")
                 return wire.NAK_BAD_MODEL
             try:
-                self.install_model(buf)
-            except (ModelError, ValueError) as exc:
-                self.log(t_us, wire.LOG_ERROR, "model rejected: %s" % exc)
+                self.install_model(buf, store=True)
+            except Exception as exc:  # never a reset: the previous model keeps running
+                buf = None
+                self.log(t_us, wire.LOG_ERROR, "model rejected: " + _reason(exc))
                 return wire.NAK_BAD_MODEL
-            self.storage.write(MODEL_FILE, buf)
+            buf = None
+            self._unproven_steps = 0  # checked in full just now
             m = self.recognizer.model
             self.log(t_us, wire.LOG_INFO, "model loaded: %d classes, %s features, %d bytes"
                      % (m.n_classes, m.feature_set, m.table_bytes()))
@@ -153,6 +230,10 @@ class WalkerFirmware:
                                        self.status & wire.STATUS_TARED, ticks)
         rec = self.recognizer
         rec.step(feats)
+        if self._unproven_steps:
+            self._unproven_steps -= 1
+            if not self._unproven_steps:  # the stored model survived: reset the counter
+                self.storage.remove(BOOT_FILE)
         if not self.streaming:
             return
         index, confidence = rec.best()
@@ -176,6 +257,8 @@ class WalkerFirmware:
             flags |= wire.INFO_FLAG_STREAMING
         if self.calibration is not None:
             flags |= wire.INFO_FLAG_CALIBRATED
+        if self.model_skipped:
+            flags |= wire.INFO_FLAG_MODEL_SKIPPED
         return wire.pack_info(FIRMWARE_VERSION, self.rate_hz, self.board.walker_id,
                               len(self.board.load_cells), self.hx711_rate_hz,
                               self.accel_range_g, self.accel_counts_per_g,
@@ -192,6 +275,28 @@ class WalkerFirmware:
             self.handle_command(frame, t_us)
 
     def handle_command(self, frame, t_us):
+        """Act on one command frame and answer ACK or NAK; never raises for what a
+        host sends (an unexpected exception is a NAK with its reason in a LOG)."""
+        try:
+            code = self._command(frame, t_us)
+        except Exception as exc:
+            self._upload = None
+            self.log(t_us, wire.LOG_ERROR, "command %s failed: %s"
+                     % (wire.FRAME_TYPE_NAMES.get(frame.frame_type, frame.frame_type),
+                        _reason(exc)))
+            code = wire.NAK_BAD_ARGUMENT
+        kind = frame.frame_type
+        if code:
+            self._send(wire.NAK, t_us, wire.pack_ack(kind, frame.seq, code))
+        else:
+            self._send(wire.ACK, t_us, wire.pack_ack(kind, frame.seq, 0))
+            if kind == wire.CMD_CAL_WRITE or kind == wire.CMD_CAL_READ:
+                self._send(wire.CALIBRATION, t_us, self.calibration)
+        if kind == wire.CMD_HELLO and self.model_error is not None:
+            self.log(t_us, wire.LOG_WARNING, self.model_error)
+
+    def _command(self, frame, t_us):
+        """The command's effect; returns the NAK code (0: ACK)."""
         kind = frame.frame_type
         code = 0
         if kind == wire.CMD_HELLO:
@@ -227,12 +332,7 @@ class WalkerFirmware:
             code = 0 if self.calibration is not None else wire.NAK_NO_CALIBRATION
         else:
             code = wire.NAK_UNKNOWN_COMMAND
-        if code:
-            self._send(wire.NAK, t_us, wire.pack_ack(kind, frame.seq, code))
-        else:
-            self._send(wire.ACK, t_us, wire.pack_ack(kind, frame.seq, 0))
-            if kind == wire.CMD_CAL_WRITE or kind == wire.CMD_CAL_READ:
-                self._send(wire.CALIBRATION, t_us, self.calibration)
+        return code
 
     def _store_calibration(self, payload, t_us):
         """CAL_WRITE: check the payload, keep it in flash; returns the NAK code (0: ACK)."""
@@ -294,7 +394,10 @@ class WalkerFirmware:
             self._send(wire.SAMPLE, t_us, wire.pack_sample(accel, sent, ticks, fresh,
                                                            self.status))
         if self.recognizer is not None:
-            self._recognize(t_us, accel, sent, ticks)
+            try:
+                self._recognize(t_us, accel, sent, ticks)
+            except Exception as exc:
+                self._safe_mode(t_us, exc)
         if not self.streaming:
             return
         if self._truth_fn is not None:
@@ -303,3 +406,10 @@ class WalkerFirmware:
                 self._truth = label
                 self._truth_sent_us = t_us
                 self._send(wire.TRUTH, t_us, wire.pack_truth(label))
+
+
+def _reason(exc):
+    """One line naming an exception: 'ModelError: constant ... must ...'."""
+    text = str(exc)
+    name = type(exc).__name__
+    return name + ": " + text if text else name

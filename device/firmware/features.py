@@ -3,6 +3,20 @@
 # in the same order, so under double precision the values equal the host's bit for
 # bit; the constants (calibration, geometry) come with the model file.
 from device.firmware.model_format import N_CONST
+from device.protocol.wire import MAX_RATE_HZ
+
+try:
+    from array import array
+except ImportError:  # pragma: no cover
+    array = None
+
+
+# The encoder history is a ring of at most `capacity` samples: enough for the window at
+# the highest sample rate, and never more, whatever the window (a bounded buffer). Times
+# and ticks are kept modulo 2^30, small integers on every port (no heap per sample);
+# differences over a window of at most 10 s are exact.
+_MASK = 0x3FFFFFFF
+_HALF = 0x20000000
 
 
 class DeviceFeatures:
@@ -22,32 +36,42 @@ class DeviceFeatures:
         self.rear_hw = c[16]
         self.min_total = c[17]
         self.window_us = int(c[18] * 1e6)
+        self.capacity = int(c[18] * MAX_RATE_HZ) + 2
+        self._t = array("i", range(self.capacity))
+        self._ticks = array("i", range(self.capacity))
         self.reset()
 
     def reset(self):
         """Forget the encoder history (a new session)."""
-        self._t = []
-        self._ticks = []
-        self._head = 0
+        self._head = 0  # ring index of the oldest kept sample
+        self._n = 0
 
     def speed(self, t_us, ticks):
         """Encoder speed over the last window: earliest kept sample >= t - window."""
+        cap = self.capacity
         t_hist = self._t
         k_hist = self._ticks
-        t_hist.append(t_us)
-        k_hist.append(ticks)
-        limit = t_us - self.window_us
+        t = t_us & _MASK
         head = self._head
-        while t_hist[head] < limit:
-            head += 1
-        if head > 64:  # compact now and then rather than on every sample
-            del t_hist[:head]
-            del k_hist[:head]
-            head = 0
+        n = self._n
+        if n == cap:  # full (samples faster than the highest rate): drop the oldest
+            head = (head + 1) % cap
+            n -= 1
+        new = (head + n) % cap
+        t_hist[new] = t
+        k_hist[new] = ticks & _MASK
+        n += 1
+        while n > 1 and (t - t_hist[head]) & _MASK > self.window_us:
+            head = (head + 1) % cap
+            n -= 1
         self._head = head
-        dt = (t_us - t_hist[head]) * 1e-6
+        self._n = n
+        dt = ((t - t_hist[head]) & _MASK) * 1e-6
         if dt > 0:
-            return (ticks - k_hist[head]) * self.m_per_tick / dt
+            moved = (ticks - k_hist[head]) & _MASK
+            if moved >= _HALF:
+                moved -= _MASK + 1
+            return moved * self.m_per_tick / dt
         return 0.0
 
     def features(self, t_us, accel, loads, tared, ticks):

@@ -63,8 +63,8 @@ def run():
                         accel_counts_per_g=board.accel.counts_per_g,
                         encoder_ticks_per_rev=cfg.ENCODER_TICKS_PER_REV,
                         hx711_rate_hz=cfg.HX711_RATE_HZ)
-    if fw.model_error:
-        fw.log(0, wire.LOG_WARNING, "stored model not loaded: " + fw.model_error)
+    if fw.model_error:  # said again after every HELLO, and in INFO (model skipped)
+        fw.log(0, wire.LOG_WARNING, fw.model_error)
     poll = select.poll()
     poll.register(sys.stdin, select.POLLIN)
     stdin = sys.stdin.buffer

@@ -25,6 +25,13 @@ CONST_NAMES = ("load_offset_fr", "load_offset_fl", "load_offset_rl", "load_offse
 N_CONST = len(CONST_NAMES)
 MAX_CLASSES = 32
 MAX_BYTES = 65536  # larger uploads are refused before any memory is taken
+# Physical ranges a model's feature constants must lie in (check_constants): a value
+# outside them would crash or stall the walker on every sample, and again after every
+# reboot, so the firmware refuses the model before it reaches flash.
+MIN_WINDOW_S = 0.05
+MAX_WINDOW_S = 10.0
+MAX_MAGNITUDE = 1e9  # offsets and biases are counts (24-bit HX711: < 1.7e7)
+MAX_HALF_WIDTH_M = 10.0
 
 try:
     from array import array
@@ -113,12 +120,75 @@ class Model:
                        + len(self.log_emission))
 
 
+_BIG = 3e38 if FLOAT_CODE == "f" else 1.7e308  # beyond: inf at this precision
+
+
+def _finite(x):
+    """x is a finite number at this precision (not every port has math.isfinite)."""
+    return -_BIG < x < _BIG  # False for NaN too
+
+
+def check_constants(c):
+    """ModelError naming the first feature constant outside its physical range."""
+    def bad(i, why):
+        return ModelError("constant %s = %r %s" % (CONST_NAMES[i], c[i], why))
+
+    for i in range(N_CONST):
+        if not _finite(c[i]) or not -MAX_MAGNITUDE <= c[i] <= MAX_MAGNITUDE:
+            raise bad(i, "is not a finite number of sane size")
+    for i in (4, 5, 6, 7, 11, 12, 13, 14):  # load and accel scales, metres per tick
+        if c[i] == 0:
+            raise bad(i, "must not be zero")
+    for i in (15, 16):
+        if not 0 < c[i] <= MAX_HALF_WIDTH_M:
+            raise bad(i, "must lie in (0, %g] m" % MAX_HALF_WIDTH_M)
+    if not c[17] > 0:
+        raise bad(17, "must be > 0 (a COP needs some load)")
+    if not MIN_WINDOW_S <= c[18] <= MAX_WINDOW_S:
+        raise bad(18, "must lie in [%g, %g] s" % (MIN_WINDOW_S, MAX_WINDOW_S))
+
+
 def _floats(data, pos, n, slack=0.0):
-    out = array(FLOAT_CODE, bytes(n * (4 if FLOAT_CODE == "f" else 8)))
+    # array(code, range(n)) is allocated once at its final size; array(code, bytes(..))
+    # would hold a second copy of the table while it is built (MemoryError at COMMIT on
+    # a 192 KB heap for models of 16-48 KB).
+    out = array(FLOAT_CODE, range(n))
     for i in range(n):
         v = struct.unpack_from("<d", data, pos + 8 * i)[0]
+        if not v < _BIG:  # NaN or +inf; -inf is log(0), an impossible bin
+            raise ModelError("table value %r at byte %d is not finite" % (v, pos + 8 * i))
         out[i] = v - abs(v) * slack
     return out, pos + 8 * n
+
+
+def _check_tables(m):
+    """Edges ascending per sensor; probabilities finite, >= 0, rows with mass; log
+    emissions <= 0 (log of a probability; -inf for an impossible bin)."""
+    K = m.n_classes
+    e = m.edges
+    for s in range(m.n_sensors):
+        for i in range(m.edge_offsets[s] + 1, m.edge_offsets[s + 1]):
+            if not e[i - 1] <= e[i]:
+                raise ModelError("sensor %d: bin edges are not ascending" % s)
+    total = 0.0
+    for i in range(K):
+        if not m.startprob[i] >= 0:
+            raise ModelError("start probabilities must be >= 0")
+        total += m.startprob[i]
+    if not total > 0:
+        raise ModelError("start probabilities sum to 0")
+    A = m.transmat
+    for i in range(K):
+        row = 0.0
+        for j in range(K):
+            if not A[i * K + j] >= 0:
+                raise ModelError("transition probabilities must be >= 0")
+            row += A[i * K + j]
+        if not row > 0:
+            raise ModelError("transition row %d sums to 0" % i)
+    for v in m.log_emission:
+        if not v <= 1e-6:  # also NaN
+            raise ModelError("log emission probabilities must be <= 0")
 
 
 def unpack_model(data):
@@ -139,9 +209,13 @@ def unpack_model(data):
     for k in range(K):
         raw = bytes(data[pos:pos + 4])
         end = raw.find(b"\x00")
-        m.classes.append((raw if end < 0 else raw[:end]).decode())
+        try:
+            m.classes.append((raw if end < 0 else raw[:end]).decode())
+        except Exception:  # UnicodeError (MicroPython) / UnicodeDecodeError
+            raise ModelError("class code %d is not text" % k)
         pos += 4
     m.constants = struct.unpack_from("<%dd" % N_CONST, data, pos)
+    check_constants(m.constants)
     pos += 8 * N_CONST
     m.n_edges = bytes(data[pos:pos + S])
     pos += S
@@ -160,10 +234,5 @@ def unpack_model(data):
     m.startprob, pos = _floats(data, pos, K)
     m.transmat, pos = _floats(data, pos, K * K)
     m.log_emission, pos = _floats(data, pos, table_offsets[-1])
-    for i in range(K):
-        if not m.startprob[i] >= 0:
-            raise ModelError("start probabilities must be >= 0")
-    for i in range(K * K):
-        if not m.transmat[i] >= 0:
-            raise ModelError("transition probabilities must be >= 0")
+    _check_tables(m)
     return m

@@ -74,6 +74,9 @@ STATUS_OVERRUN = const(0x04)  # the sample loop missed its deadline
 STATUS_SIMULATED = const(0x08)  # the virtual walker produced this sample
 STATUS_TARED = const(0x10)  # load counts are relative to the last tare
 STATUS_MODEL_ACTIVE = const(0x20)  # the on-device recognizer is running
+# The on-device recognizer raised and was switched off (safe mode; the LOG says why).
+# Samples keep streaming; a new model upload or a reboot clears it. Firmware >= 0.2.
+STATUS_RECOGNIZER_FAULT = const(0x40)
 
 # INFO: protocol version, firmware major/minor/patch, sample rate (Hz), walker id
 # (16 bytes, NUL padded ASCII), number of load cells, HX711 conversion rate (Hz),
@@ -84,6 +87,9 @@ INFO_LEN = const(30)
 INFO_FLAG_SIMULATED = const(0x01)
 INFO_FLAG_STREAMING = const(0x02)
 INFO_FLAG_CALIBRATED = const(0x04)  # a CALIBRATION frame follows this INFO
+# The walker booted without its stored model: two boots with it failed (the boot
+# counter in flash) or it did not load. Firmware >= 0.2.
+INFO_FLAG_MODEL_SKIPPED = const(0x08)
 
 # ACK / NAK: the command's type, the command frame's sequence number, a code.
 ACK_FORMAT = "<BHB"
@@ -94,6 +100,7 @@ NAK_BUSY = const(3)
 NAK_UNSUPPORTED = const(4)
 NAK_BAD_MODEL = const(5)  # MODEL_COMMIT: CRC mismatch or a model the firmware cannot load
 NAK_NO_CALIBRATION = const(6)  # CAL_READ: the walker holds no calibration
+NAK_NO_MEMORY = const(7)  # MODEL_BEGIN: the model would not fit the free heap (fw >= 0.2)
 
 # ACTIVITY: class index, confidence (float32, 0..1), activity code (4 ASCII, NUL padded).
 ACTIVITY_FORMAT = "<Bf4s"
@@ -414,6 +421,7 @@ def unpack_info(payload):
         "simulated": bool(flags & INFO_FLAG_SIMULATED),
         "streaming": bool(flags & INFO_FLAG_STREAMING),
         "calibrated": bool(flags & INFO_FLAG_CALIBRATED),
+        "model_skipped": bool(flags & INFO_FLAG_MODEL_SKIPPED),
     }
 
 

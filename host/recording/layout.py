@@ -15,12 +15,13 @@ attributes) are neither: recover() keeps them as they are.
 from __future__ import annotations
 
 import json
+import re
 
 import h5py
 import numpy as np
 
 FORMAT_NAME = "walkerlab-recording"
-FORMAT_VERSION = "1.1.0"
+FORMAT_VERSION = "1.2.0"
 FORMAT_MAJOR = int(FORMAT_VERSION.split(".")[0])
 
 # The writer flushes at least this often, so a crash (kill -9, power cut excepted)
@@ -60,7 +61,7 @@ INFO_DTYPE = np.dtype(_FRAME_FIELDS + [
     ("walker_id", STR), ("n_load_cells", "u1"), ("hx711_rate_hz", "u1"),
     ("accel_range_g", "u1"), ("accel_counts_per_g", "<u2"),
     ("encoder_ticks_per_rev", "<u2"), ("simulated", "u1"), ("streaming", "u1")])
-LOG_DTYPE = np.dtype(_FRAME_FIELDS + [("level", "u1"), ("text", STR)])
+LOG_DTYPE = np.dtype(_FRAME_FIELDS + [("level", "u1"), ("text", STR)])  # escaped text
 ACTIVITY_DTYPE = np.dtype(_FRAME_FIELDS + [("class_index", "u1"), ("confidence", "<f4"),
                                            ("code", STR)])
 TRUTH_DTYPE = np.dtype(_FRAME_FIELDS + [("code", STR)])
@@ -176,6 +177,48 @@ LAYOUT = [
      "segments start_s, stop_s (half-open, timestamps time base), activity; attributes "
      "annotator, source (human|model|simulator), model, created, modified"),
 ]
+
+
+# ---- text from the wire -------------------------------------------------------------
+# A LOG frame carries any bytes: a NUL, invalid UTF-8. HDF5 variable-length strings hold
+# neither, so the writer stores the text escaped (format 1.2): UTF-8 as it is, and a
+# backslash, a NUL or a byte that is not UTF-8 as a backslash escape ("\\", "\x00",
+# "\xff"). escape_wire_text and unescape_wire_text are exact inverses.
+_ESCAPE = re.compile(r"\\(\\|x[0-9a-f]{2})")
+
+
+def escape_wire_text(raw: bytes) -> str:
+    """Bytes from the wire as a NUL-free, valid UTF-8 string (see above)."""
+    text = bytes(raw).replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
+    return text.replace("\x00", "\\x00")
+
+
+def unescape_wire_text(text: str) -> bytes:
+    """The bytes escape_wire_text was given."""
+    out, pos = bytearray(), 0
+    for m in _ESCAPE.finditer(text):
+        out += text[pos:m.start()].encode("utf-8")
+        esc = m.group(1)
+        out += b"\\" if esc == "\\" else bytes((int(esc[1:], 16),))
+        pos = m.end()
+    out += text[pos:].encode("utf-8")
+    return bytes(out)
+
+
+def storable_text(text: str) -> str:
+    """A host-side string HDF5 can hold: a NUL becomes "\\x00" and a lone surrogate
+    (an undecodable file name or argument) a backslash escape; anything else unchanged."""
+    text = str(text)
+    if "\x00" in text:
+        text = text.replace("\x00", "\\x00")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:  # bytes that were not UTF-8, carried as surrogates: "\\xff" as for the wire
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # other lone surrogates: "\\udc80"
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def layout_description() -> str:

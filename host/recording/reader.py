@@ -76,6 +76,23 @@ def _one_line(exc: BaseException) -> str:
     return msg
 
 
+# What h5py raises on a file whose structure or data is damaged (a bad checksum is a
+# KeyError, a bad heap pointer an OSError, ...), as opposed to one that is not there.
+HDF5_DAMAGE = (KeyError, OSError, RuntimeError, ValueError, TypeError, IndexError,
+               OverflowError)
+_NOT_DAMAGE = (FileNotFoundError, IsADirectoryError, PermissionError, FileExistsError)
+
+
+def damaged(path, exc: BaseException) -> BaseException:
+    """The one-line RecordingFormatError for what reading `path` raised, or `exc`
+    itself when it is a user error already (no such file, a recording error)."""
+    if isinstance(exc, (RecordingFormatError, *_NOT_DAMAGE)) or not isinstance(
+            exc, HDF5_DAMAGE):
+        return exc
+    return RecordingFormatError("%s: damaged HDF5 file (%s: %s)"
+                                % (path, type(exc).__name__, _one_line(exc)[:200]))
+
+
 def parse_version(version: str) -> tuple[int, int, int]:
     parts = version.split(".")
     if len(parts) != 3 or not all(p.isdigit() for p in parts):
@@ -544,7 +561,10 @@ def open_recording(path) -> Recording:
     path = os.fspath(path)
     for attempt in range(LIVE_READ_ATTEMPTS):
         try:
-            return _open_recording_once(path)
+            try:
+                return _open_recording_once(path)
+            except HDF5_DAMAGE as exc:
+                raise damaged(path, exc) from None
         except RecordingFormatError:
             if attempt == LIVE_READ_ATTEMPTS - 1 or not writer_alive(path):
                 raise

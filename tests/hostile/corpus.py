@@ -115,6 +115,34 @@ def recordings(folder: Path) -> list[Path]:
 
 
 # ---- model files -------------------------------------------------------------------------
+def with_model_header(blob: bytes, edit) -> bytes:
+    """A model file's bytes with its JSON header replaced by edit(header text)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(blob)) as src, zipfile.ZipFile(out, "w") as z:
+        for name in src.namelist():
+            data = src.read(name)
+            if name.startswith("__header__"):
+                text = edit(np.load(io.BytesIO(data)).tobytes().decode())
+                buf = io.BytesIO()
+                np.save(buf, np.frombuffer(text.encode("utf-8", "surrogatepass"),
+                                           dtype=np.uint8))
+                data = buf.getvalue()
+            z.writestr(name, data)
+    return out.getvalue()
+
+
+def tiny_model(path: Path, rng) -> Path:
+    """A valid model file: an "hmm" recognizer fitted on 400 random frames."""
+    import recognizers.hmm  # noqa: F401 - registers the "hmm" kind
+    from recognizers.base import RECOGNIZERS
+
+    X = rng.normal(size=(400, 3))
+    y = np.repeat(np.array(["W", "ST"]), 200)
+    RECOGNIZERS["hmm"]().fit(X, y).save(path)
+    return path
+
+
+
 def _npy_header(shape, descr="<f8") -> bytes:
     buf = io.BytesIO()
     np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False,
@@ -162,11 +190,27 @@ def models(folder: Path, real_model: Path) -> list[Path]:
         z.writestr("obj.npy", buf.getvalue())
     out.append(p)
     # Header that is not JSON, and a header that is JSON of the wrong shape.
-    for name, header in (("model-header-garbage.npz", b"\xff\xfe not json"),
-                         ("model-header-list.npz", b"[1, 2, 3]"),
-                         ("model-header-wrong-types.npz", json.dumps(
-                             {"format": "walkerlab-model", "format_version": "one",
-                              "kind": 5}).encode())):
+    headers = [("model-header-garbage.npz", b"\xff\xfe not json"),
+               ("model-header-list.npz", b"[1, 2, 3]"),
+               ("model-header-wrong-types.npz", json.dumps(
+                   {"format": "walkerlab-model", "format_version": "one",
+                    "kind": 5}).encode())]
+    # The real header with one field made hostile (issue 35): deep nesting, NaN, lists
+    # where numbers belong, a number where a name belongs, a 400-digit integer.
+    with zipfile.ZipFile(real_model) as src:
+        member = next(n for n in src.namelist() if n.startswith("__header__"))
+        real = json.loads(np.load(io.BytesIO(src.read(member))).tobytes())
+    for field, value in (("metadata", "NaN"), ("n_features_in", "[7]"),
+                         ("sample_rate_hz", "[50, 100]"), ("feature_set", "1"),
+                         ("params", "[[[" * 5000 + "]]]" * 5000),
+                         ("metadata", "[" * 5000 + "]" * 5000),
+                         ("n_features_in", "1" + "0" * 400),
+                         ("sample_rate_hz", "1" + "0" * 400), ("sample_rate_hz", "-50"),
+                         ("time_constants_s", "7")):
+        text = json.dumps({**real, field: "@@"}).replace('"@@"', value)
+        headers.append(("model-header-%s-%d.npz" % (field, len(headers)), text.encode()))
+    headers.append(("model-header-deep.npz", b"[" * 5000 + b"]" * 5000))
+    for name, header in headers:
         p = folder / name
         with zipfile.ZipFile(real_model) as src, zipfile.ZipFile(p, "w") as z:
             for info in src.infolist():
@@ -201,6 +245,17 @@ def small_files(folder: Path) -> dict[str, list[Path]]:
               '"load_gains_counts_per_n": [NaN, 1, 1, 1]}'),
         write("cal-binary.json", np.random.default_rng(2).bytes(4096)),
     ]
+    # A valid calibration with one number made hostile (issue 35): 400 and 5000 digits.
+    from calibration import WalkerCalibration
+
+    good = WalkerCalibration().to_dict()
+    for i, (field, value) in enumerate((
+            ("load_gains_counts_per_n", "[1%s, 1, 1, 1]" % ("0" * 400)),
+            ("wheelbase_m", "1" + "0" * 400), ("encoder_ticks_per_rev", "1" + "0" * 400),
+            ("accel_counts_per_g", "[1e999, 1, 1]"), ("front_half_width_m", "1" * 5000),
+            ("load_offsets_counts", "[true, 0, 0, 0]"))):
+        text = json.dumps({**good, field: "@@"}).replace('"@@"', value)
+        calibrations.append(write("cal-hostile-%d-%s.json" % (i, field), text))
     csvs = [
         write("labels-binary.csv", np.random.default_rng(3).bytes(4096)),
         write("labels-no-header.csv", "1,2,W\n"),

@@ -16,7 +16,7 @@ from host.recording.labels import read_sync, read_tracks
 from host.recording.reader import RecordingFormatError
 from recognizers.base import ModelFormatError, load_recognizer, read_model_header
 
-from corpus import models, recordings, small_files
+from corpus import models, recordings, small_files, tiny_model
 
 # Errors that carry a message meant for the user; anything else is a crash.
 USER_ERRORS = (RecordingFormatError, ModelFormatError, CalibrationError, UserError,
@@ -54,19 +54,9 @@ def corpus(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("hostile")
     rng = np.random.default_rng(0)
-    model = _tiny_model(root / "good-model.npz", rng)
+    model = tiny_model(root / "good-model.npz", rng)
     return {"recording": recordings(root / "recordings"),
             "model": models(root / "models", model), **small_files(root / "small")}
-
-
-def _tiny_model(path: Path, rng) -> Path:
-    from recognizers.base import RECOGNIZERS
-
-    cls = RECOGNIZERS["hmm"]
-    X = rng.normal(size=(400, 3))
-    y = np.repeat(np.array(["W", "ST"]), 200)
-    cls().fit(X, y).save(path)
-    return path
 
 
 def _recover(path: Path):
@@ -132,3 +122,55 @@ def test_video_reader_refuses_every_hostile_file(corpus):
 
     for path in corpus["video"]:
         assert check(VideoReader, path) == "refused", path.name
+
+
+def test_the_registry_lists_hostile_models_as_broken_beside_the_good_one(corpus, tmp_path,
+                                                                         capsys):
+    """Issue 35, case 5: `walkerlab models DIR` lists every good file and one
+    `broken:` line per hostile one, never a traceback."""
+    import shutil
+
+    from host.cli import main
+
+    good = corpus["model"][0].parent.parent / "good-model.npz"
+    folder = tmp_path / "registry"
+    folder.mkdir()
+    shutil.copy(good, folder / "good.npz")
+    for path in corpus["model"]:
+        shutil.copy(path, folder / path.name)
+    assert main(["models", str(folder)]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    assert str(folder / "good.npz") in captured.out
+    assert captured.out.count("broken: ") == len(corpus["model"])
+
+
+@pytest.mark.parametrize("field, value", [("feature_set", 1), ("feature_set", "bogus"),
+                                          ("metadata", float("nan")),
+                                          ("n_features_in", [7])])
+def test_replay_with_a_hostile_model_header_is_one_line(corpus, tmp_path, capsys,
+                                                         field, value):
+    import json
+    import zipfile
+
+    from host.cli import main
+
+    good = corpus["model"][0].parent.parent / "good-model.npz"
+    path = tmp_path / "hostile.npz"
+    with zipfile.ZipFile(good) as src, zipfile.ZipFile(path, "w") as z:
+        for name in src.namelist():
+            data = src.read(name)
+            if name.startswith("__header__"):
+                import io
+
+                header = json.loads(np.load(io.BytesIO(data)).tobytes())
+                header[field] = value
+                buf = io.BytesIO()
+                np.save(buf, np.frombuffer(json.dumps(header).encode(), dtype=np.uint8))
+                data = buf.getvalue()
+            z.writestr(name, data)
+    sample = Path(__file__).resolve().parents[2] / "recordings" / "samples" / \
+        "exp1-run1_subject001.h5"
+    code = main(["replay", str(sample), "--model", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err

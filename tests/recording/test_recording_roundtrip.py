@@ -121,7 +121,7 @@ def test_info_log_activity_truth_tables_match_the_frames(written):
     for row, d in zip(rec.info_table, infos):
         # the table keeps every INFO field but the "a CALIBRATION frame follows" flag;
         # the recording keeps that calibration itself (and the flag in its attributes)
-        assert set(d) - set(row.dtype.names) == {"calibrated"}
+        assert set(d) - set(row.dtype.names) == {"calibrated", "model_skipped"}
         for k in set(d) & set(row.dtype.names):
             assert row[k] == d[k], k
     assert rec.info == {**infos[-1], "t_us": by_type[wire.INFO][-1][0],
