@@ -21,6 +21,7 @@ import numpy as np
 from tqdm import tqdm
 
 from host.errors import UserError
+from host.outputs import check_free, exclusive_output
 from host.latent import EVENT_NAMES, FEATURE_NAMES, session_windows
 from recognizers.motion_words import MotionCodebook, bag_of_words, fit_codebook
 
@@ -80,13 +81,11 @@ class TopicModel:
 
     def save(self, path, overwrite: bool = False) -> pathlib.Path:
         path = pathlib.Path(path)
-        if path.exists() and not overwrite:
-            raise UserError("%s exists (use --overwrite to replace it)" % path)
         arrays = {"lda_" + k: v for k, v in self.lda.to_arrays().items()}
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, header=np.frombuffer(json.dumps(self.header).encode(), dtype=np.uint8),
-                 centres=self.centres, mean=self.mean, scale=self.scale, **arrays)
-        tmp.replace(path)
+        with exclusive_output(path, overwrite=overwrite) as tmp:
+            np.savez(tmp, header=np.frombuffer(json.dumps(self.header).encode(),
+                                               dtype=np.uint8),
+                     centres=self.centres, mean=self.mean, scale=self.scale, **arrays)
         return path
 
     @classmethod
@@ -153,8 +152,7 @@ def fit_topics(paths, out, *, overwrite: bool = False, **options
     out = pathlib.Path(out)
     if out.suffix != ".npz":
         raise UserError("the topic model file must end in .npz: %s" % out)
-    if out.exists() and not overwrite:
-        raise UserError("%s exists (use --overwrite to replace it)" % out)
+    check_free(out, overwrite)  # before the fit
     model = learn_topics(paths, **options)
     return model.save(out, overwrite=overwrite), model
 

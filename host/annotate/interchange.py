@@ -23,6 +23,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from host.errors import UserError
+from host.outputs import check_free, exclusive_output
 
 EAF_VERSION = "3.0"
 EAF_SCHEMA = "http://www.mpi.nl/tools/elan/EAFv3.0.xsd"
@@ -220,11 +221,7 @@ def export_labels(path, fmt: str, out, tracks=None, overwrite: bool = False) -> 
 
     if fmt not in ("eaf", "csv"):
         raise UserError("--format must be eaf or csv, not %r" % fmt)
-    if os.path.exists(out) and not overwrite:
-        raise UserError("%s already exists (use --overwrite to replace it)" % out)
-    folder = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(folder):
-        raise UserError("cannot write %s: folder %s does not exist" % (out, folder))
+    check_free(out, overwrite)  # before reading the recording
     have = read_tracks(path)
     names = list(tracks) if tracks else sorted(have)
     missing = [n for n in names if n not in have]
@@ -235,11 +232,14 @@ def export_labels(path, fmt: str, out, tracks=None, overwrite: bool = False) -> 
     if not names:
         raise UserError("%s has no label tracks to export" % path)
     chosen = [have[n] for n in names]
-    if fmt == "csv":
-        return export_csv(chosen, out)
     media = [(r.video_path, r.a, r.b) for r in read_sync(path).values() if r.video_path]
-    export_eaf(chosen, out, media)
-    return sum(len(t) for t in chosen)
+    n = sum(len(t) for t in chosen)
+    with exclusive_output(out, overwrite=overwrite) as tmp:
+        if fmt == "csv":
+            n = export_csv(chosen, tmp)
+        else:
+            export_eaf(chosen, tmp, media)
+    return n
 
 
 def check_segments(segments, refs, start_s: float, end_s: float, codes,

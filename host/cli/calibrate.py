@@ -51,7 +51,7 @@ def cmd_calibrate(args) -> int:
         ui = TerminalUI()
         kwargs = dict(out=args.out, masses_kg=args.masses, distance_m=args.distance,
                       save=True if args.yes else None,
-                      write_to_walker=args.write_to_walker)
+                      write_to_walker=args.write_to_walker, overwrite=args.overwrite)
         if args.port:
             run_calibration(args.port, args.procedure, ui, store, **kwargs)
             return 0
@@ -121,6 +121,7 @@ def register(sub) -> None:
     p.add_argument("--port", help="serial port of the walker (default: a virtual walker "
                    "on a calibration bench)")
     p.add_argument("--out", metavar="FILE.json", help="also write the calibration here")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="calibration store (default $WALKERLAB_CALIBRATION_DIR or "
                    "~/.config/walkerlab/calibration)")

@@ -101,14 +101,25 @@ def cmd_record(args) -> int:
     health = record_session(args.port, args.out, args.duration, subject_id=args.subject,
                             notes=args.notes, rate_hz=args.rate, overwrite=args.overwrite,
                             progress=not args.quiet)
-    print("recorded %s: %d frames, %d CRC errors, %d sequence gaps, %d reconnects"
-          % (args.out, health["frames"], health["crc_errors"], health["seq_gaps"],
-             health["reconnects"]), file=sys.stderr)
+    if health["interrupted"]:
+        if not health["kept"]:
+            print("interrupted after %.1f s, before any frame arrived: no file written"
+                  % health["recorded_s"], file=sys.stderr)
+            return 130
+        print("interrupted: kept %.1f s of %g s in %s (%d frames, %d CRC errors, %d "
+              "sequence gaps, %d reconnects)"
+              % (health["recorded_s"], args.duration, args.out, health["frames"],
+                 health["crc_errors"], health["seq_gaps"], health["reconnects"]),
+              file=sys.stderr)
+    else:
+        print("recorded %s: %d frames, %d CRC errors, %d sequence gaps, %d reconnects"
+              % (args.out, health["frames"], health["crc_errors"], health["seq_gaps"],
+                 health["reconnects"]), file=sys.stderr)
     if not health.get("info_received", True):
         print("WARNING: the walker never sent its INFO frame (identity and calibration); "
               "attach them with: walkerlab recover %s --calibration FILE" % args.out,
               file=sys.stderr)
-    return 0
+    return 130 if health["interrupted"] else 0
 
 
 def cmd_replay(args) -> int:

@@ -23,12 +23,10 @@ from host.errors import UserError
 
 
 def cmd_train(args) -> int:
-    import datetime as dt
-
     from host.datasets import read_label_map
     from host.evaluate import cache_recordings
     from host.feature_cache import CachedSessions, check_entries
-    from host.models import check_out_path, default_models_dir, save_model, training_metadata
+    from host.models import check_out_path, save_model, save_to_registry, training_metadata
     from host.report import json_safe
     from recognizers.sources import fit_source
 
@@ -85,13 +83,10 @@ def cmd_train(args) -> int:
         sample_rate_hz=model.sample_rate_hz_)
     if label_map:
         model.metadata_["label_map"] = label_map
-    out = args.out
-    if out is None:
-        folder = default_models_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        out = folder / ("%s-%s-%s.npz" % (spec.kind, args.feature_set, stamp))
-    path = save_model(model, out, overwrite=args.overwrite or args.out is None)
+    if args.out is None:
+        path = save_to_registry(model, "%s-%s" % (spec.kind, args.feature_set))
+    else:
+        path = save_model(model, args.out, overwrite=args.overwrite)
     print("saved %s (%s, %d classes: %s) to %s" % (
         spec.kind, args.feature_set, len(model.classes_),
         " ".join(map(str, model.classes_)), path), file=sys.stderr)
@@ -106,6 +101,10 @@ def cmd_evaluate(args) -> int:
 
     specs = model_specs(args.recognizer, args.param)
     label_map = read_label_map(args.label_map)
+    if args.report:
+        from host.report import check_report_folder
+
+        check_report_folder(args.report, args.overwrite)  # before any work
     bars = []  # made at the first fold, so a refused input shows no empty bar
 
     def progress(done, total):
@@ -130,7 +129,7 @@ def cmd_evaluate(args) -> int:
     if args.report:
         from host.report import write_report
 
-        index = write_report(args.report, summary)
+        index = write_report(args.report, summary, overwrite=args.overwrite)
         print("report written to %s" % index, file=sys.stderr)
     if args.json:
         print_json(summary)
@@ -312,7 +311,10 @@ def register(sub) -> None:
                    help="tolerance for the headline transition precision/recall "
                    "(0: the thesis's formula taken literally)")
     p.add_argument("--report", metavar="DIR", default=None,
-                   help="write an HTML report with plots and the JSON metrics to DIR")
+                   help="write an HTML report with plots and the JSON metrics as the new "
+                   "folder DIR")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --report "
+                   "folder")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.set_defaults(func=cmd_evaluate)
 
