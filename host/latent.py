@@ -24,6 +24,7 @@ import numpy as np
 from tqdm import tqdm
 
 from host.errors import UserError
+from host.models import LATENT_MODEL_KIND
 from host.outputs import check_free, exclusive_output
 
 WINDOW_S = 1.0
@@ -175,7 +176,7 @@ class LatentModel:
         try:
             with np.load(path, allow_pickle=False) as z:
                 header = json.loads(bytes(z["header"]).decode())
-                if header.get("kind") != "latent-harmonium":
+                if header.get("kind") != LATENT_MODEL_KIND:
                     raise UserError("%s is not a latent map model" % path)
                 return cls(z["components"], z["intercept"], z["gaussian_mask"], z["gaussian_mean"],
                            z["gaussian_scale"], header)
@@ -202,7 +203,7 @@ def fit_latent(paths, out, *, n_components: int = 4, overwrite: bool = False, pr
         est = make_harmonium(n_components, random_state, verbose=progress).fit(F)
     except ValueError as exc:
         raise UserError("fitting the latent map failed: %s" % exc) from None
-    header = {"kind": "latent-harmonium", "format_version": FORMAT_VERSION, "window_s": WINDOW_S,
+    header = {"kind": LATENT_MODEL_KIND, "format_version": FORMAT_VERSION, "window_s": WINDOW_S,
               "feature_names": list(FEATURE_NAMES), "n_components": int(n_components),
               "n_windows": int(len(F)), "recordings": [str(p) for p in paths],
               "settings": {k: (v if isinstance(v, (int, float, str, bool, type(None))) else list(v))

@@ -258,22 +258,69 @@ def describe_model(path) -> ModelEntry:
     return entry
 
 
-def list_models(directory=None) -> tuple[list[ModelEntry], list[str]]:
-    """(entries newest first, problems) for every ``*.npz`` in the folder."""
-    from recognizers.base import ModelFormatError
+# The analysis models other commands save (``kind`` in their JSON ``header`` array):
+# WalkerLab files too, but not recognizers.
+TOPIC_MODEL_KIND = "walker-topics"
+LATENT_MODEL_KIND = "latent-harmonium"
+ANALYSIS_MODELS = {TOPIC_MODEL_KIND: "topic model (`walkerlab topics show` reads it)",
+                   LATENT_MODEL_KIND: "latent map (`walkerlab latent fit` made it)"}
 
+
+def analysis_model_kind(path) -> str | None:
+    """The kind of an analysis model file (a key of ANALYSIS_MODELS), else None."""
+    import json
+    import zipfile
+
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if "header" not in z.files:
+                return None
+            header = json.loads(np.asarray(z["header"], dtype=np.uint8).tobytes()
+                                .decode("utf-8"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError,
+            UnicodeDecodeError, zipfile.BadZipFile):
+        return None
+    kind = header.get("kind") if isinstance(header, dict) else None
+    return kind if kind in ANALYSIS_MODELS else None
+
+
+def _npz_files(directory) -> list[pathlib.Path]:
     folder = pathlib.Path(directory) if directory is not None else default_models_dir()
     if not folder.exists():
-        return [], []
+        return []
     if not folder.is_dir():
         raise UserError("%s is not a folder" % folder)
+    return sorted(folder.glob("*.npz"))
+
+
+def list_models(directory=None) -> tuple[list[ModelEntry], list[str]]:
+    """(recognizers newest first, problems) for every ``*.npz`` in the folder.
+
+    Analysis models (:func:`list_analysis_models`) are neither: they are not
+    recognizers, and not broken.
+    """
+    from recognizers.base import ModelFormatError
+
     entries, problems = [], []
-    for path in sorted(folder.glob("*.npz")):
+    for path in _npz_files(directory):
         try:
             entries.append(describe_model(path))
         except ModelFormatError as exc:  # broken files are listed, never fatal
-            problems.append(str(exc))
+            if analysis_model_kind(path) is None:
+                problems.append(str(exc))
         except OSError as exc:
             problems.append("%s cannot be read (%s)" % (path, exc.strerror or exc))
     entries.sort(key=lambda e: (str(e.trained_at), e.path), reverse=True)
     return entries, problems
+
+
+def list_analysis_models(directory=None) -> list[tuple[str, str]]:
+    """(path, kind) of every analysis model file (topic model, latent map) in the folder."""
+    found = []
+    for path in _npz_files(directory):
+        kind = analysis_model_kind(path)
+        if kind is not None:
+            found.append((str(path), kind))
+    return found

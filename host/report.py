@@ -41,8 +41,10 @@ def json_safe(value):
 
 def _label(result) -> str:
     params = ", ".join("%s=%s" % kv for kv in sorted(result.get("params", {}).items()))
-    return "%s (%s)%s" % (result["recognizer"], result["feature_set"],
-                          " [%s]" % params if params else "")
+    return "%s (%s)%s%s" % (result["recognizer"], result["feature_set"],
+                            " [%s]" % params if params else "",
+                            " variant %s of the same fits" % result["variant"]
+                            if result.get("variant") else "")
 
 
 def _plots(out: pathlib.Path, models: list[dict]) -> list[str]:

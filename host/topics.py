@@ -21,8 +21,9 @@ import numpy as np
 from tqdm import tqdm
 
 from host.errors import UserError
-from host.outputs import check_free, exclusive_output
 from host.latent import EVENT_NAMES, FEATURE_NAMES, session_windows
+from host.models import TOPIC_MODEL_KIND
+from host.outputs import check_free, exclusive_output
 from recognizers.motion_words import MotionCodebook, bag_of_words, fit_codebook
 
 __all__ = ["TopicModel", "bag_of_words", "majority", "session_documents", "learn_topics",
@@ -31,7 +32,7 @@ __all__ = ["TopicModel", "bag_of_words", "majority", "session_documents", "learn
 SUBWINDOW_S = 0.5
 DOC_S = 10.0
 FORMAT_VERSION = 1
-KIND = "walker-topics"
+KIND = TOPIC_MODEL_KIND
 UNITS = {"accel_rms": "m/s^2", "jerk": "m/s^3", "mean_load": "x the 95th-percentile load",
          "mean_speed": "m/s", "load_oscillation": "x the 95th-percentile load"}
 

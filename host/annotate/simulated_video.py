@@ -13,8 +13,8 @@ from tqdm import tqdm
 
 from device.sim.video import SessionScene, VideoClock, render_session_video
 from host.errors import UserError
-from host.outputs import check_free, exclusive_output
 from host.features import FeatureExtractor
+from host.outputs import check_free, exclusive_output
 from host.recording import open_recording
 from host.replay import recording_calibration
 from host.simulate import SYNC_TAP_EVENT

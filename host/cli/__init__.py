@@ -15,6 +15,7 @@ as one line on stderr with exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from host.cli import analysis, calibrate, common, data, live, models
@@ -47,6 +48,19 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run `walkerlab ARGV` (default: the process's arguments); the exit status."""
+    try:
+        try:
+            return _run(argv)
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+    except BrokenPipeError:  # the reader went away (`walkerlab ... | head`): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere
+        os.close(devnull)
+        return 128 + 13  # as a process killed by SIGPIPE
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     argv = list(argv) if argv is not None else sys.argv[1:]
     common.set_argv(argv)

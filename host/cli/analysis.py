@@ -23,24 +23,30 @@ def cmd_topics(args) -> int:
     else:
         if len(args.files) != 1:
             raise UserError("topics show takes one model file")
-        if _is_recognizer_file(args.files[0], "shdp"):  # walkerlab train --recognizer shdp
+        path = args.files[0]
+        kind = _recognizer_kind(path)
+        if kind == "shdp":  # walkerlab train --recognizer shdp
             from host.models import load_model
 
-            print("\n".join(topics.describe_shdp(load_model(args.files[0]))))
+            print("\n".join(topics.describe_shdp(load_model(path))))
+        elif kind is not None:
+            raise UserError("%s is a %s recognizer, not a topic model: `topics show` reads "
+                            "what `walkerlab topics fit` saves, or an shdp recognizer"
+                            % (path, kind))
         else:
-            print("\n".join(topics.describe(topics.TopicModel.load(args.files[0]))))
+            print("\n".join(topics.describe(topics.TopicModel.load(path))))
     return 0
 
 
-def _is_recognizer_file(path, kind: str) -> bool:
-    """Whether ``path`` is a recognizer model file of ``kind`` (not, e.g., a topic model)."""
+def _recognizer_kind(path) -> str | None:
+    """The recognizer kind of a model file, or None for anything else (a topic model)."""
     from recognizers import ModelFormatError
     from recognizers.base import read_model_header
 
     try:
-        return read_model_header(path).get("kind") == kind
+        return read_model_header(path).get("kind")
     except (ModelFormatError, OSError):
-        return False
+        return None
 
 
 def cmd_discover(args) -> int:

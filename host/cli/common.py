@@ -182,5 +182,22 @@ def model_specs(recognizers: str, params: list[str]):
             per_kind[k][key] = parsed
     specs = [ModelSpec(k, per_kind[k]) for k in kinds]
     for spec in specs:
+        _check_setting_names(spec)
         spec.check()
     return specs
+
+
+def _check_setting_names(spec) -> None:
+    """UserError naming the recognizer's settings for a --param key it does not have."""
+    from host.params_help import param_table
+
+    try:
+        known = [row["name"] for row in param_table(spec.kind)]
+    except ValueError:
+        return  # an unknown kind: ModelSpec.check says so, listing the kinds
+    unknown = [key for key in spec.params if key not in known]
+    if unknown:
+        raise UserError("--param %s: %s has no setting %s (its settings: %s; "
+                        "`walkerlab train --list-params %s` describes them)"
+                        % (unknown[0], spec.kind, " or ".join(map(repr, unknown)),
+                           ", ".join(known), spec.kind))

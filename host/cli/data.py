@@ -104,8 +104,8 @@ def cmd_labels(args) -> int:
         name, n = import_labels(args.file, args.labels_file, args.annotator, args.track,
                                 args.name, args.replace, lenient=args.lenient,
                                 label_set=label_set,
-                                report=lambda m: print("walkerlab labels import: "
-                                                       "trimmed: %s" % m, file=sys.stderr))
+                                report=lambda m: print("walkerlab labels import: %s" % m,
+                                                       file=sys.stderr))
         print("%s: track %r, %d segment(s)" % (args.file, name, n))
     return 0
 
@@ -202,9 +202,15 @@ def register(sub) -> None:
     q.add_argument("--track", action="append", help="only this label track (repeatable)")
     q.add_argument("--overwrite", action="store_true", help="replace an existing file")
     q.set_defaults(func=cmd_labels)
-    q = lsub.add_parser("import", help="add a CSV (or .eaf) file's labels as a track")
+    q = lsub.add_parser("import", help="add a CSV (or .eaf) file's labels as a track",
+                        description="Add a CSV (or ELAN .eaf) file's segments to the "
+                        "recording as a label track. Times are seconds from the "
+                        "recording's start (0 s; the time_s column of `walkerlab export`): "
+                        "a segment from 0 s to the recording's length as `walkerlab info` "
+                        "shows it fits, with one sample period of tolerance at both ends.")
     q.add_argument("file", help="recording (.h5)")
-    q.add_argument("labels_file", metavar="CSV", help="columns start_s, stop_s, activity")
+    q.add_argument("labels_file", metavar="CSV", help="columns start_s, stop_s, activity "
+                   "(seconds from the recording's start)")
     q.add_argument("--annotator", required=True, help="who made the labels")
     q.add_argument("--track", default=None, help="which track/tier of the file")
     q.add_argument("--name", default=None, help="track name (default: the annotator)")
@@ -213,8 +219,9 @@ def register(sub) -> None:
                    help="allowed activity codes: exp1, exp2, a JSON file or codes A,B,C "
                    "(default: exp1 and exp2's, and codes already in the recording)")
     q.add_argument("--lenient", action="store_true",
-                   help="trim overlaps, clip segments to the recording and keep unknown "
-                   "codes, reporting each, instead of refusing the file")
+                   help="trim overlaps, clip segments to the recording (drop those wholly "
+                   "outside) and keep unknown codes, saying what was done to each line, "
+                   "instead of refusing the file")
     q.set_defaults(func=cmd_labels)
 
     p = sub.add_parser("annotate", help="label a recording against its videos",

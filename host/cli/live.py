@@ -158,12 +158,35 @@ def cmd_recover(args) -> int:
 
     calibration = None
     if args.calibration:
-        from calibration import WalkerCalibration
+        from calibration import CalibrationError, WalkerCalibration
 
-        calibration = WalkerCalibration.load(args.calibration)
+        try:
+            calibration = WalkerCalibration.load(args.calibration)
+        except CalibrationError as exc:
+            raise UserError(str(exc)) from None
     report = recover(args.file, args.out, overwrite=args.overwrite, calibration=calibration)
-    print(report)
+    print(describe_recovery(report))
     return 0
+
+
+def describe_recovery(report) -> str:
+    """A RecoverReport in words: what was rebuilt from what, and what was odd."""
+    text = ("%s: %d samples (%d before) in %d frames, rebuilt from %d bytes of raw log "
+            "in %d reads" % (report.path, report.samples, report.samples_before,
+                             report.frames, report.raw_bytes, report.reads))
+    notes = []
+    if report.salvaged_from:
+        notes.append("salvaged from a damaged file of %d bytes" % report.salvaged_from)
+    if report.ignored_reads:
+        notes.append("%d reads past the end of the log ignored (the writer stopped "
+                     "mid-write)" % report.ignored_reads)
+    if report.trailing_bytes:
+        notes.append("%d trailing bytes decoded as one more read" % report.trailing_bytes)
+    counts = ["%s %s" % (v, k.replace("_", " ")) for k, v in sorted(report.counters.items())
+              if v]
+    if counts:
+        notes.append("link: " + ", ".join(counts))
+    return text + "".join("; " + n for n in notes)
 
 
 def cmd_ports(args) -> int:

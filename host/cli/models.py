@@ -20,6 +20,7 @@ from host.cli.common import (
     print_json,
 )
 from host.errors import UserError
+from host.evaluate import CLUSTER_MIN_CORES, CLUSTER_MIN_TASKS_PER_WORKER
 
 
 def cmd_train(args) -> int:
@@ -38,15 +39,16 @@ def cmd_train(args) -> int:
         check_out_path(args.out, args.overwrite)  # before any work
     label_map = read_label_map(args.label_map)
     metrics = None
+    # The folds of --evaluate and the features may run on a cluster; without
+    # --evaluate on this machine, starting one costs more than it saves.
+    scheduler = resolve_scheduler(args, len(args.files)) if args.evaluate else (
+        "serial" if args.scheduler in ("auto", "local") else args.scheduler)
     with contextlib.ExitStack() as stack:
         client = None
-        if args.evaluate or args.scheduler not in ("serial", "local"):
-            # The folds of --evaluate and the features run on the cluster; without
-            # --evaluate on this machine, starting one costs more than it saves.
-            if args.scheduler != "serial":
-                from host.evaluate import dask_client
+        if scheduler != "serial":
+            from host.evaluate import dask_client
 
-                client = stack.enter_context(dask_client(args.scheduler, args.workers))
+            client = stack.enter_context(dask_client(scheduler, args.workers))
         entries = cache_recordings(args.files, args.feature_set, args.labels, label_map,
                                    args.feature_cache, client=client)
         if args.evaluate:
@@ -93,6 +95,18 @@ def cmd_train(args) -> int:
     return 0
 
 
+def resolve_scheduler(args, n_tasks: int) -> str:
+    """The scheduler for ``n_tasks`` folds: --scheduler, or what auto chose (said)."""
+    from host.evaluate import choose_scheduler
+
+    scheduler, why = choose_scheduler(args.scheduler, n_tasks, args.workers)
+    if args.scheduler == "auto":
+        print("walkerlab %s: running %s (%s; --scheduler serial|local chooses)"
+              % (args.command, "serially" if scheduler == "serial" else
+                 "on a local Dask cluster", why), file=sys.stderr)
+    return scheduler
+
+
 def cmd_evaluate(args) -> int:
     from tqdm import tqdm
 
@@ -114,13 +128,14 @@ def cmd_evaluate(args) -> int:
         bar.total = total
         bar.update(done - bar.n)
 
+    scheduler = resolve_scheduler(args, len(args.files) * len(specs))
     try:
         results = evaluate_recordings(
             args.files, specs, feature_set=args.feature_set, track=args.labels,
             decoder=args.decoder, own_sessions=args.own_sessions,
-            transition_window=args.transition_window, scheduler=args.scheduler,
+            transition_window=args.transition_window, scheduler=scheduler,
             n_workers=args.workers, progress=progress, label_map=label_map,
-            cache_dir=args.feature_cache)
+            cache_dir=args.feature_cache, variants=args.variants)
     finally:
         for bar in bars:
             bar.close()
@@ -136,9 +151,10 @@ def cmd_evaluate(args) -> int:
         return 0
     for result in results:
         n_subjects = len(result["per_subject"])
-        print("%s %s on %d subjects, %s features, decoder %s" % (
+        print("%s %s on %d subjects, %s features, decoder %s%s" % (
             result["recognizer"], result["params"] or "", n_subjects, result["feature_set"],
-            result["decoder"]))
+            result["decoder"], " (variant %s: the same fits, scored another way)"
+            % result["variant"] if result.get("variant") else ""))
         print("accuracy by window: " + "  ".join(
             "%s: %.1f%%" % (w, 100 * a) for w, a in result["accuracy_by_window"].items()))
         tw = args.transition_window
@@ -156,26 +172,38 @@ def cmd_evaluate(args) -> int:
 def cmd_models(args) -> int:
     import os
 
-    from host.models import DEFAULT_MODEL, default_models_dir, list_models
+    from host.models import (
+        ANALYSIS_MODELS,
+        DEFAULT_MODEL,
+        default_models_dir,
+        list_analysis_models,
+        list_models,
+    )
 
     if args.dir is not None and not os.path.exists(args.dir):
         raise UserError("%s: no such folder" % args.dir)
     folder = args.dir or default_models_dir()
     entries, problems = list_models(folder)
+    others = list_analysis_models(folder)
     if args.json:
         print_json([{"path": e.path, "kind": e.kind, "feature_set": e.feature_set,
-                      "classes": e.classes, "metadata": e.metadata} for e in entries]
-                    + [{"broken": p} for p in problems])
+                     "classes": e.classes, "metadata": e.metadata} for e in entries]
+                   + [{"path": path, "analysis_model": kind} for path, kind in others]
+                   + [{"broken": p} for p in problems])
         return 0
     if not entries:
-        print("no models in %s (walkerlab train saves there unless given --out)" % folder)
+        print("no recognizers in %s (walkerlab train saves there unless given --out)"
+              % folder)
     for e in entries:
         acc = e.accuracy
         score = ("LOSO w0 %.1f%% w25 %.1f%%" % (100 * acc["0"], 100 * acc["25"])
                  if "0" in acc and "25" in acc else "not evaluated")
-        print("%s\n    %s, %s features, %d classes, %d recordings, %s, trained %s%s" % (
-            e.path, e.kind, e.feature_set, len(e.classes), e.n_recordings, score,
-            e.trained_at or "?", ", runs on the walker" if e.runs_on_device else ""))
+        print("%s\n    %s recognizer, %s features, %d classes, %d recordings, %s, "
+              "trained %s%s" % (e.path, e.kind, e.feature_set, len(e.classes),
+                                e.n_recordings, score, e.trained_at or "?",
+                                ", runs on the walker" if e.runs_on_device else ""))
+    for path, kind in others:
+        print("%s\n    %s, not a recognizer" % (path, ANALYSIS_MODELS[kind]))
     for p in problems:
         print("broken: %s" % p)
     if DEFAULT_MODEL.exists():
@@ -269,15 +297,20 @@ def register(sub) -> None:
                        '{"WF": "W", "WB": "W"} (recordings with different label sets are '
                        'refused without one)')
         p.add_argument("--param", action="append", default=[], metavar="[KIND:]KEY=VALUE",
-                       help="recognizer setting, e.g. tau=4000 or bmm:n_init=2 "
-                       "(repeatable; without KIND it applies to every recognizer)")
+                       help="recognizer setting as `--list-params KIND` lists them, e.g. "
+                       "tau=4000 for hmm, c2=100 for crf, or bmm:n_init=2 (repeatable; "
+                       "KIND: sets it for that recognizer only, without KIND it goes to "
+                       "every --recognizer)")
         p.add_argument("--quiet", action="store_true", help="no progress bars")
-        p.add_argument("--scheduler", default="local", metavar="serial|local|ADDRESS",
+        p.add_argument("--scheduler", default="auto", metavar="auto|serial|local|ADDRESS",
                        help="run the folds (train: of --evaluate) and the feature "
                        "computations in this process (serial), on a Dask cluster on this "
-                       "machine (local, the default) or on the Dask scheduler at ADDRESS "
-                       "(`dask scheduler` + `dask worker ADDRESS` on each machine; workers "
-                       "read the recordings from storage shared with this machine)")
+                       "machine (local) or on the Dask scheduler at ADDRESS (`dask "
+                       "scheduler` + `dask worker ADDRESS` on each machine; workers read "
+                       "the recordings from storage shared with this machine); auto, the "
+                       "default, runs serial unless there are at least %d cores and %d "
+                       "folds per core, and says which it chose"
+                       % (CLUSTER_MIN_CORES, CLUSTER_MIN_TASKS_PER_WORKER))
         p.add_argument("--workers", type=pos_int, default=None,
                        help="processes of the local cluster (default: one per core)")
         p.add_argument("--feature-cache", default=None, metavar="DIR",
@@ -310,6 +343,10 @@ def register(sub) -> None:
     p.add_argument("--transition-window", type=nonneg_int, default=25, metavar="FRAMES",
                    help="tolerance for the headline transition precision/recall "
                    "(0: the thesis's formula taken literally)")
+    p.add_argument("--variants", action="store_true",
+                   help="also score each recognizer's evaluation variants from the same "
+                   "fits (an unsupervised one under the other state mapping: one-to-one "
+                   "Hungarian beside majority), each labelled as a variant")
     p.add_argument("--report", metavar="DIR", default=None,
                    help="write an HTML report with plots and the JSON metrics as the new "
                    "folder DIR")
