@@ -197,7 +197,7 @@ def _check_setting_names(spec) -> None:
         return  # an unknown kind: ModelSpec.check says so, listing the kinds
     unknown = [key for key in spec.params if key not in known]
     if unknown:
-        raise UserError("--param %s: %s has no setting %s (its settings: %s; "
+        raise UserError("--param %s: recognizer %s has no setting %s (its settings: %s; "
                         "`walkerlab train --list-params %s` describes them)"
                         % (unknown[0], spec.kind, " or ".join(map(repr, unknown)),
                            ", ".join(known), spec.kind))

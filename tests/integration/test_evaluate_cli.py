@@ -70,8 +70,9 @@ def test_report_is_written_and_reproducible_from_its_command(recordings, tmp_pat
     metrics = json.loads((report / "metrics.json").read_text())
     html = (report / "index.html").read_text()
     assert metrics["command"] in html.replace("&#x27;", "'").replace("&quot;", '"')
-    # The recorded command reproduces the numbers.
-    again = _evaluate(capsys, *shlex.split(metrics["command"])[2:])
+    # The recorded command reproduces the numbers (replacing its own report folder,
+    # which it would otherwise refuse).
+    again = _evaluate(capsys, *shlex.split(metrics["command"])[2:], "--overwrite")
     assert again["models"][0]["accuracy_by_window"] == metrics["models"][0][
         "accuracy_by_window"]
 
