@@ -41,8 +41,8 @@ def cmd_train(args) -> int:
     metrics = None
     # The folds of --evaluate and the features may run on a cluster; without
     # --evaluate on this machine, starting one costs more than it saves.
-    scheduler = resolve_scheduler(args, len(args.files)) if args.evaluate else (
-        "serial" if args.scheduler in ("auto", "local") else args.scheduler)
+    scheduler, note = resolve_scheduler(args, len(args.files)) if args.evaluate else (
+        "serial" if args.scheduler in ("auto", "local") else args.scheduler, "")
     with contextlib.ExitStack() as stack:
         client = None
         if scheduler != "serial":
@@ -62,6 +62,8 @@ def cmd_train(args) -> int:
             print("leave-one-subject-out accuracy: window 0 %.1f%%, window 25 %.1f%%" % (
                 100 * metrics["accuracy_by_window"][0],
                 100 * metrics["accuracy_by_window"][25]), file=sys.stderr)
+            if note:
+                print(note, file=sys.stderr)
     sessions = CachedSessions(entries)  # read one recording at a time where the model can
     model = spec.make()
     # Long fits (the CRF) show their own progress bar; the saved model keeps the
@@ -95,16 +97,21 @@ def cmd_train(args) -> int:
     return 0
 
 
-def resolve_scheduler(args, n_tasks: int) -> str:
-    """The scheduler for ``n_tasks`` folds: --scheduler, or what auto chose (said)."""
+def resolve_scheduler(args, n_tasks: int) -> tuple[str, str]:
+    """``(scheduler, note)`` for ``n_tasks`` folds: --scheduler, or what auto chose.
+
+    ``note`` is the line to print once the run succeeded ("" when the user chose),
+    so a refused input still ends in one line.
+    """
     from host.evaluate import choose_scheduler
 
     scheduler, why = choose_scheduler(args.scheduler, n_tasks, args.workers)
-    if args.scheduler == "auto":
-        print("walkerlab %s: running %s (%s; --scheduler serial|local chooses)"
-              % (args.command, "serially" if scheduler == "serial" else
-                 "on a local Dask cluster", why), file=sys.stderr)
-    return scheduler
+    if args.scheduler != "auto":
+        return scheduler, ""
+    return scheduler, ("walkerlab %s: ran %s (--scheduler auto: %s; --scheduler "
+                       "serial|local chooses)" % (args.command, "serially"
+                                                  if scheduler == "serial" else
+                                                  "on a local Dask cluster", why))
 
 
 def cmd_evaluate(args) -> int:
@@ -123,12 +130,13 @@ def cmd_evaluate(args) -> int:
 
     def progress(done, total):
         if not bars:
-            bars.append(tqdm(desc="folds", unit="fold", total=total, disable=args.quiet))
+            bars.append(tqdm(desc="folds (%s)" % scheduler, unit="fold", total=total,
+                             disable=args.quiet))
         bar = bars[0]
         bar.total = total
         bar.update(done - bar.n)
 
-    scheduler = resolve_scheduler(args, len(args.files) * len(specs))
+    scheduler, note = resolve_scheduler(args, len(args.files) * len(specs))
     try:
         results = evaluate_recordings(
             args.files, specs, feature_set=args.feature_set, track=args.labels,
@@ -139,6 +147,8 @@ def cmd_evaluate(args) -> int:
     finally:
         for bar in bars:
             bar.close()
+    if note:
+        print(note, file=sys.stderr)
     command = command_line()
     summary = {"command": command, "files": [str(f) for f in args.files], "models": results}
     if args.report:

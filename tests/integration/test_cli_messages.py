@@ -166,7 +166,7 @@ def test_evaluate_says_its_scheduler_and_adds_variants_only_when_asked(recs, cap
     captured = capsys.readouterr()
     expected, _ = choose_scheduler("auto", len(recs), cores=available_cores())
     said = [line for line in captured.err.splitlines() if "walkerlab evaluate:" in line]
-    assert len(said) == 1 and ("serially" if expected == "serial" else "Dask") in said[0]
+    assert len(said) == 1 and ("ran serially" if expected == "serial" else "Dask") in said[0]
     models = json.loads(captured.out)["models"]
     assert len(models) == 1 and "variant" not in models[0]
     assert walkerlab(["evaluate", "--quiet", "--recognizer", "hmm-em", "--param",
