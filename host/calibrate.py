@@ -37,6 +37,7 @@ from calibration.walker_calibration import (NOMINAL_ACCEL_COUNTS_PER_G, stored_c
                                             NOMINAL_WHEEL_DIAMETER_M)
 from device.protocol import wire
 from host.errors import UserError
+from host.outputs import check_free, exclusive_output
 
 PROCEDURES = ("load", "accel", "encoder")
 CELL_NAMES = ("FR (front right)", "FL (front left)", "RL (rear left)", "RR (rear right)")
@@ -287,9 +288,8 @@ class CalibrationStore:
                   "procedure": result.procedure, "kind": result.kind, "date": result.date,
                   "result": result.to_dict(), "calibration": calibration.to_dict()}
         path = hist / ("%s-%s.json" % (stamp, result.kind))
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record, indent=2, allow_nan=False))
-        os.replace(tmp, path)
+        with exclusive_output(path) as tmp:
+            tmp.write_text(json.dumps(record, indent=2, allow_nan=False))
         calibration.save(self.current_path(wid))
         return path
 
@@ -563,15 +563,19 @@ def write_calibration_to_walker(link, calibration: WalkerCalibration,
 def run_calibration(port: str, procedure: str, ui, store: CalibrationStore,
                     technician=None, out: str | None = None, masses_kg=(10.0, 20.0),
                     distance_m: float = 5.0, save: bool | None = None,
-                    write_to_walker: bool = False) -> tuple[WalkerCalibration, FitResult]:
+                    write_to_walker: bool = False, overwrite: bool = False
+                    ) -> tuple[WalkerCalibration, FitResult]:
     """Open the walker on `port`, run `procedure` with `ui`, and store the result.
 
-    save: True/False, or None to ask the user. Returns the new calibration and the fit.
+    save: True/False, or None to ask the user. out: also write the calibration there
+    (a new file unless overwrite). Returns the new calibration and the fit.
     """
     from host.link import SerialLink
 
     if procedure not in PROCEDURES:
         raise UserError("unknown procedure %r (one of %s)" % (procedure, ", ".join(PROCEDURES)))
+    if out:
+        check_free(out, overwrite)  # before the technician does any step
     link = SerialLink(port)
     link.open()
     try:
@@ -596,7 +600,8 @@ def run_calibration(port: str, procedure: str, ui, store: CalibrationStore,
         record = store.save(new, fit)
         ui.say("saved %s (history: %s)" % (store.current_path(walker_id), record))
         if out:
-            new.save(out)
+            with exclusive_output(out, overwrite=overwrite) as tmp:
+                new.save(tmp)
             ui.say("written to %s" % out)
         if write_to_walker:
             write_calibration_to_walker(link, new)

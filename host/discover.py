@@ -75,16 +75,16 @@ def discover(path, max_regimes=10, window_s=1.0, track_name="discovered", seed=0
             model = LM2GP(n_latent=2, max_states=max_regimes, sticky=sticky, n_outer=5,
                           random_state=seed).fit(F)
             path_, latent = model.predict(F), model.transform(F)
-            n_regimes = model.n_states_used_
         else:
             model = StickBreakingHMM(max_states=max_regimes, sticky=sticky, n_init=2,
                                      random_state=seed).fit(F)
-            path_, n_regimes = model.labels_, model.n_states_used_
+            path_ = model.labels_
             U, S, _ = np.linalg.svd(F - F.mean(0), full_matrices=False)
             latent = U[:, :2] * S[:2] / np.sqrt(len(F))
         bar.update(1)
     # relabel regimes 1..k in order of first appearance, and merge runs into segments
     order = {s: i + 1 for i, s in enumerate(dict.fromkeys(path_.tolist()))}
+    n_regimes = len(order)  # the regimes the track holds (the fit may weigh others)
     names = np.array(["R%d" % order[s] for s in path_])
     stops = np.append(starts[1:], starts[-1] + window_s)
     change = np.flatnonzero(np.r_[True, names[1:] != names[:-1]])

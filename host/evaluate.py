@@ -29,6 +29,12 @@ from host.errors import UserError
 
 SERIAL = "serial"
 LOCAL = "local"
+AUTO = "auto"
+# A local Dask cluster costs seconds to start (a process per core, each importing and
+# compiling the numba kernels) and competes with this process for the cores: it pays
+# only with cores to spare and a few folds for each worker (docs/benchmarks.md).
+CLUSTER_MIN_CORES = 4
+CLUSTER_MIN_TASKS_PER_WORKER = 2
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,65 @@ def cache_recordings(paths, feature_set: str = "cop", track: str | None = None,
     return entries
 
 
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def choose_scheduler(scheduler: str, n_tasks: int, n_workers: int | None = None,
+                     cores: int | None = None) -> tuple[str, str]:
+    """``(scheduler, why)``: ``"auto"`` resolved from the work and the machine.
+
+    Parameters
+    ----------
+    scheduler : str
+        ``"auto"``, ``"serial"``, ``"local"`` or a Dask scheduler address; all but
+        ``"auto"`` are returned as given.
+    n_tasks : int
+        Folds to run (times the recognizers compared).
+    n_workers : int, optional
+        Processes a local cluster would start (default: one per core).
+    cores : int, optional
+        Cores available (default :func:`available_cores`).
+
+    Returns
+    -------
+    tuple of str
+        The scheduler and a short reason, for the user.
+    """
+    if scheduler != AUTO:
+        return scheduler, "as asked"
+    cores = cores or available_cores()
+    workers = min(n_workers or cores, cores)
+    if cores < CLUSTER_MIN_CORES:
+        return SERIAL, ("%d core(s): a local Dask cluster pays from %d"
+                        % (cores, CLUSTER_MIN_CORES))
+    if n_tasks < CLUSTER_MIN_TASKS_PER_WORKER * workers:
+        return SERIAL, ("%d fold(s) for %d workers: a local Dask cluster pays from %d"
+                        % (n_tasks, workers, CLUSTER_MIN_TASKS_PER_WORKER * workers))
+    return LOCAL, "%d fold(s) on %d workers" % (n_tasks, workers)
+
+
+@contextlib.contextmanager
+def _quiet_distributed():
+    """Silence Dask's loggers: once the results are in, closing the cluster may log
+    nanny warnings and CommClosedError tracebacks that mean nothing to the user."""
+    import logging
+
+    names = ("distributed", "tornado", "asyncio")
+    levels = {n: logging.getLogger(n).level for n in names}
+    for n in names:
+        logging.getLogger(n).setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for n, level in levels.items():
+            logging.getLogger(n).setLevel(level)
+
+
 @contextlib.contextmanager
 def dask_client(scheduler: str, n_workers: int | None = None):
     """A distributed Client: a new local cluster ("local") or the scheduler at an address."""
@@ -119,19 +184,27 @@ def dask_client(scheduler: str, n_workers: int | None = None):
         raise UserError("--scheduler needs dask.distributed: pip install 'dask[distributed]'"
                         ) from None
     if scheduler == LOCAL:
-        workers = n_workers or os.cpu_count() or 1
-        # Processes, one thread each: the folds are CPU-bound numba/numpy work.
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          dashboard_address=":0") as cluster, Client(cluster) as client:
-            yield client
+        import logging
+
+        workers = n_workers or available_cores()
+        # Processes, one thread each: the folds are CPU-bound numba/numpy work. Task
+        # errors reach us through the futures; the cluster's own logs stay quiet.
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=logging.CRITICAL)
+        client = Client(cluster)
     else:
         try:
-            client = Client(scheduler, timeout="10s")
+            client, cluster = Client(scheduler, timeout="10s"), None
         except (OSError, TimeoutError) as exc:
             raise UserError("cannot reach the Dask scheduler at %s: %s" % (scheduler, exc)
                             ) from None
-        with client:
-            yield client
+    try:
+        yield client
+    finally:
+        with _quiet_distributed():
+            client.close()
+            if cluster is not None:
+                cluster.close()
 
 
 def evaluate_recordings(paths, specs: list[ModelSpec], *, feature_set: str = "cop",
@@ -140,7 +213,8 @@ def evaluate_recordings(paths, specs: list[ModelSpec], *, feature_set: str = "co
                         confusion_window: int = 0, scheduler: str = SERIAL,
                         n_workers: int | None = None,
                         progress: Callable[[int, int], Any] | None = None,
-                        label_map: dict | None = None, cache_dir=None) -> list[dict]:
+                        label_map: dict | None = None, cache_dir=None,
+                        variants: bool = True) -> list[dict]:
     """Leave-one-subject-out of every model in ``specs`` over the recordings ``paths``.
 
     ``scheduler``: ``"serial"`` (this process), ``"local"`` (a Dask cluster on this
@@ -148,9 +222,10 @@ def evaluate_recordings(paths, specs: list[ModelSpec], *, feature_set: str = "co
     address.  Features go through the feature cache in ``cache_dir`` (default
     ``host.feature_cache.default_cache_dir()``).  Returns one result dict per spec
     (see ``recognizers.evaluation.leave_one_subject_out``).
-    An unsupervised recognizer gives two results from the same fits: its own state
-    mapping and the other one (majority and one-to-one Hungarian), the second with
-    ``state_mapping`` in its ``params``.  ``progress(done, total)`` is called as folds
+    With ``variants``, an unsupervised recognizer gives two results from the same
+    fits: its own state mapping and the other one (majority and one-to-one
+    Hungarian), the second with ``state_mapping`` in its ``params`` and
+    ``variant`` (``"state_mapping=hungarian"``) saying it is a variant.  ``progress(done, total)`` is called as folds
     finish.  A recording given twice, or recordings of different label sets without a
     ``label_map`` (old code -> new code) to merge them, are refused.
     """
@@ -178,6 +253,8 @@ def evaluate_recordings(paths, specs: list[ModelSpec], *, feature_set: str = "co
     results = []
     for m, spec in enumerate(specs):
         for key in outputs[m, 0][1]:
+            if key and not variants:
+                continue
             fold_results = [(fold.subject, outputs[m, f][0], outputs[m, f][1][key])
                             for f, fold in enumerate(folds)]
             result = summarize_folds(fold_results, windows=windows,
@@ -188,6 +265,8 @@ def evaluate_recordings(paths, specs: list[ModelSpec], *, feature_set: str = "co
                 params[key[0]] = key[1]
             result.update(recognizer=spec.kind, params=params, feature_set=feature_set,
                           own_sessions=own_sessions)
+            if key:
+                result["variant"] = "%s=%s" % key
             results.append(result)
     return results
 

@@ -14,6 +14,7 @@ import os
 import numpy as np
 
 from host.errors import UserError
+from host.outputs import check_free, exclusive_output
 
 FORMATS = ("csv", "parquet", "mat")
 
@@ -62,26 +63,17 @@ def export_recording(path, fmt: str, out, track: str | None = None,
     """Write the recording's table as csv, parquet or mat; returns the rows written."""
     if fmt not in FORMATS:
         raise UserError("--format must be one of %s, not %r" % (", ".join(FORMATS), fmt))
-    out = os.fspath(out)
-    if os.path.exists(out) and not overwrite:
-        raise UserError("%s already exists (use --overwrite to replace it)" % out)
-    folder = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(folder):
-        raise UserError("cannot write %s: folder %s does not exist" % (out, folder))
+    check_free(out, overwrite)  # before reading the recording
     cols = recording_table(path, track)
     n = len(cols["time_s"])
-    tmp = out + ".part"
-    try:
+    with exclusive_output(out, overwrite=overwrite) as part:
+        tmp = os.fspath(part)
         if fmt == "csv":
             _write_csv(cols, tmp)
         elif fmt == "parquet":
             _write_parquet(cols, tmp)
         else:
             _write_mat(cols, tmp)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return n
 
 

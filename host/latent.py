@@ -24,6 +24,8 @@ import numpy as np
 from tqdm import tqdm
 
 from host.errors import UserError
+from host.models import LATENT_MODEL_KIND
+from host.outputs import check_free, exclusive_output
 
 WINDOW_S = 1.0
 EVENT_NAMES = ("handle_loaded", "wheels_turning", "turn_detected", "load_asymmetry", "walker_lifted")
@@ -161,14 +163,12 @@ class LatentModel:
         path = pathlib.Path(path)
         if path.suffix != ".npz":
             raise UserError("the latent model file must end in .npz: %s" % path)
-        if path.exists() and not overwrite:
-            raise UserError("%s exists (use --overwrite to replace it)" % path)
         header = json.dumps(self.header).encode()
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, header=np.frombuffer(header, dtype=np.uint8), components=self.components,
-                 intercept=self.intercept, gaussian_mask=self.gaussian_mask, gaussian_mean=self.gaussian_mean,
-                 gaussian_scale=self.gaussian_scale)
-        tmp.replace(path)
+        with exclusive_output(path, overwrite=overwrite) as tmp:
+            np.savez(tmp, header=np.frombuffer(header, dtype=np.uint8),
+                     components=self.components, intercept=self.intercept,
+                     gaussian_mask=self.gaussian_mask, gaussian_mean=self.gaussian_mean,
+                     gaussian_scale=self.gaussian_scale)
         return path
 
     @classmethod
@@ -176,7 +176,7 @@ class LatentModel:
         try:
             with np.load(path, allow_pickle=False) as z:
                 header = json.loads(bytes(z["header"]).decode())
-                if header.get("kind") != "latent-harmonium":
+                if header.get("kind") != LATENT_MODEL_KIND:
                     raise UserError("%s is not a latent map model" % path)
                 return cls(z["components"], z["intercept"], z["gaussian_mask"], z["gaussian_mean"],
                            z["gaussian_scale"], header)
@@ -192,8 +192,7 @@ def fit_latent(paths, out, *, n_components: int = 4, overwrite: bool = False, pr
     out = pathlib.Path(out)
     if out.suffix != ".npz":
         raise UserError("the latent model file must end in .npz: %s" % out)
-    if out.exists() and not overwrite:
-        raise UserError("%s exists (use --overwrite to replace it)" % out)
+    check_free(out, overwrite)  # before the fit
     if n_components < 1:
         raise UserError("--components must be at least 1")
     sessions = [session_windows(p) for p in tqdm(paths, desc="windows", unit="file", disable=not progress)]
@@ -204,7 +203,7 @@ def fit_latent(paths, out, *, n_components: int = 4, overwrite: bool = False, pr
         est = make_harmonium(n_components, random_state, verbose=progress).fit(F)
     except ValueError as exc:
         raise UserError("fitting the latent map failed: %s" % exc) from None
-    header = {"kind": "latent-harmonium", "format_version": FORMAT_VERSION, "window_s": WINDOW_S,
+    header = {"kind": LATENT_MODEL_KIND, "format_version": FORMAT_VERSION, "window_s": WINDOW_S,
               "feature_names": list(FEATURE_NAMES), "n_components": int(n_components),
               "n_windows": int(len(F)), "recordings": [str(p) for p in paths],
               "settings": {k: (v if isinstance(v, (int, float, str, bool, type(None))) else list(v))

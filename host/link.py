@@ -83,6 +83,21 @@ def check_port(port: str) -> None:
                         "`walkerlab ports` lists ports)" % port)
 
 
+def port_problem(exc: BaseException) -> str:
+    """pyserial's reason a port did not open, in the user's words."""
+    import errno
+
+    text = str(exc)
+    if "exclusively lock" in text or getattr(exc, "errno", None) in (errno.EAGAIN,
+                                                                     errno.EBUSY):
+        return "it is in use by another program (another walkerlab record or monitor?)"
+    if "Inappropriate ioctl" in text or getattr(exc, "errno", None) == errno.ENOTTY:
+        return "not a serial port"
+    if getattr(exc, "errno", None) == errno.EACCES or "Permission denied" in text:
+        return "permission denied (is your user in the dialout group?)"
+    return text
+
+
 class SerialLink:
     """Owns a serial port in a reader thread; see the module docstring."""
 
@@ -176,7 +191,8 @@ class SerialLink:
         try:
             self._port = self._open_port()
         except (serial.SerialException, OSError) as exc:
-            raise UserError("cannot open %s: %s" % (self.port_name, exc)) from None
+            raise UserError("cannot open %s: %s" % (self.port_name, port_problem(exc))) \
+                from None
         self._port.reset_input_buffer()
         self.connected = True
         self._event("connected", self.port_name)

@@ -15,6 +15,7 @@ import pathlib
 from dataclasses import dataclass, field
 
 from host.errors import UserError
+from host.outputs import OutputExistsError, check_free, exclusive_output
 
 
 def default_models_dir() -> pathlib.Path:
@@ -62,12 +63,9 @@ def check_out_path(path, overwrite: bool, option: str = "--out") -> pathlib.Path
     path = pathlib.Path(path)
     if path.is_dir():
         raise UserError("%s %s is a folder; give a file name ending in .npz" % (option, path))
-    if path.exists() and not overwrite:
-        raise UserError("%s already exists (use --overwrite to replace it)" % path)
+    check_free(path, overwrite)
     if path.suffix != ".npz":
         raise UserError("%s %s: model files end in .npz" % (option, path))
-    if not path.parent.is_dir() and str(path.parent):
-        raise UserError("%s %s: folder %s does not exist" % (option, path, path.parent))
     return path
 
 
@@ -75,16 +73,37 @@ def save_model(model, path, *, overwrite: bool, operation: str | None = None,
                command: str = "", **details) -> pathlib.Path:
     """Save a recognizer (atomically, 0644) after adding ``operation`` to its history.
 
-    Refuses to replace an existing file unless ``overwrite``.
+    Refuses to replace an existing file unless ``overwrite``, including one another
+    command saved while this one ran (`host.outputs.exclusive_output`).
     """
     path = check_out_path(path, overwrite)
     if operation is not None:
         append_history(model, operation, command=command, **details)
     try:
-        return pathlib.Path(model.save(path))
+        with exclusive_output(path, overwrite=overwrite) as tmp:
+            model.save(tmp)
     except OSError as exc:
         raise UserError("cannot save the model to %s: %s" % (path, exc.strerror or exc)) \
             from None
+    return path
+
+
+def save_to_registry(model, stem: str) -> pathlib.Path:
+    """Save ``model`` as a new file ``STEM-DATE-TIME.npz`` in the model registry.
+
+    Never replaces a model: a name taken (by an earlier save in the same second, or
+    another command at the same time) gets a ``-2``, ``-3``... suffix.
+    """
+    folder = default_models_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    name = "%s-%s" % (stem, _dt.datetime.now().strftime("%Y%m%d-%H%M%S"))
+    for n in range(1, 1000):
+        try:
+            return save_model(model, folder / ("%s%s.npz" % (name, "-%d" % n if n > 1
+                                                              else "")), overwrite=False)
+        except OutputExistsError:
+            continue
+    raise UserError("cannot find a free model name %s-N.npz in %s" % (name, folder))
 
 
 def load_model(path):
@@ -239,22 +258,69 @@ def describe_model(path) -> ModelEntry:
     return entry
 
 
-def list_models(directory=None) -> tuple[list[ModelEntry], list[str]]:
-    """(entries newest first, problems) for every ``*.npz`` in the folder."""
-    from recognizers.base import ModelFormatError
+# The analysis models other commands save (``kind`` in their JSON ``header`` array):
+# WalkerLab files too, but not recognizers.
+TOPIC_MODEL_KIND = "walker-topics"
+LATENT_MODEL_KIND = "latent-harmonium"
+ANALYSIS_MODELS = {TOPIC_MODEL_KIND: "topic model (`walkerlab topics show` reads it)",
+                   LATENT_MODEL_KIND: "latent map (`walkerlab latent fit` made it)"}
 
+
+def analysis_model_kind(path) -> str | None:
+    """The kind of an analysis model file (a key of ANALYSIS_MODELS), else None."""
+    import json
+    import zipfile
+
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if "header" not in z.files:
+                return None
+            header = json.loads(np.asarray(z["header"], dtype=np.uint8).tobytes()
+                                .decode("utf-8"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError,
+            UnicodeDecodeError, zipfile.BadZipFile):
+        return None
+    kind = header.get("kind") if isinstance(header, dict) else None
+    return kind if kind in ANALYSIS_MODELS else None
+
+
+def _npz_files(directory) -> list[pathlib.Path]:
     folder = pathlib.Path(directory) if directory is not None else default_models_dir()
     if not folder.exists():
-        return [], []
+        return []
     if not folder.is_dir():
         raise UserError("%s is not a folder" % folder)
+    return sorted(folder.glob("*.npz"))
+
+
+def list_models(directory=None) -> tuple[list[ModelEntry], list[str]]:
+    """(recognizers newest first, problems) for every ``*.npz`` in the folder.
+
+    Analysis models (:func:`list_analysis_models`) are neither: they are not
+    recognizers, and not broken.
+    """
+    from recognizers.base import ModelFormatError
+
     entries, problems = [], []
-    for path in sorted(folder.glob("*.npz")):
+    for path in _npz_files(directory):
         try:
             entries.append(describe_model(path))
         except ModelFormatError as exc:  # broken files are listed, never fatal
-            problems.append(str(exc))
+            if analysis_model_kind(path) is None:
+                problems.append(str(exc))
         except OSError as exc:
             problems.append("%s cannot be read (%s)" % (path, exc.strerror or exc))
     entries.sort(key=lambda e: (str(e.trained_at), e.path), reverse=True)
     return entries, problems
+
+
+def list_analysis_models(directory=None) -> list[tuple[str, str]]:
+    """(path, kind) of every analysis model file (topic model, latent map) in the folder."""
+    found = []
+    for path in _npz_files(directory):
+        kind = analysis_model_kind(path)
+        if kind is not None:
+            found.append((str(path), kind))
+    return found

@@ -33,20 +33,40 @@ def param_table(kind: str) -> list[dict]:
 
 def _type_name(allowed, default) -> str:
     if allowed:
-        names = []
-        for c in allowed:
-            if c is None:
-                names.append("None")
-            elif hasattr(c, "options"):
-                names.append("str")
-            elif hasattr(c, "type"):
-                names.append("int" if c.type.__name__ == "Integral" else "float")
-            elif isinstance(c, type):
-                names.append(c.__name__)
-            else:
-                names.append(type(c).__name__)
-        return " | ".join(dict.fromkeys(names))
+        return " | ".join(dict.fromkeys(_constraint_type(c) for c in allowed))
+    if isinstance(default, bool):
+        return "bool"
     return type(default).__name__ if default is not None else "any"
+
+
+# scikit-learn's constraint strings, and the readable type each stands for
+_CONSTRAINT_STRINGS = {"boolean": "bool", "array-like": "array-like",
+                       "sparse matrix": "sparse matrix", "random_state": "int | RandomState",
+                       "nan": "nan", "verbose": "int | bool", "cv_object": "int | CV splitter"}
+
+
+def _constraint_type(c) -> str:
+    """A readable type for one parameter constraint (scikit-learn's or the same shape)."""
+    if c is None:
+        return "None"
+    if isinstance(c, str):
+        return _CONSTRAINT_STRINGS.get(c, c)
+    if isinstance(c, type):
+        return c.__name__
+    if hasattr(c, "options"):  # StrOptions, Options
+        return "str" if all(isinstance(o, str) for o in c.options) else "option"
+    if hasattr(c, "type") and hasattr(c, "closed"):  # Interval
+        return "int" if c.type.__name__ == "Integral" else "float"
+    name = type(c).__name__.lstrip("_").lower()
+    if "bool" in name:
+        return "bool"
+    if "none" in name:
+        return "None"
+    if "randomstate" in name:
+        return "int | RandomState"
+    if "callable" in name:
+        return "callable"
+    return name
 
 
 def describe_params(kind: str) -> str:

@@ -9,6 +9,7 @@ from tqdm import tqdm
 
 from calibration import calibration_for
 from host.errors import UserError
+from host.outputs import check_free
 from host.link import SerialLink, check_port
 from host.recording import RecorderThread
 
@@ -39,16 +40,22 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
                    progress: bool = True, extra_sinks=()) -> dict:
     """Record `duration_s` seconds from `port` into `out_path`; return the link health.
 
-    The file is created before the port is opened (so a name clash fails first) and
-    is closed cleanly on Ctrl-C: what was recorded until then is kept.
+    The file is created (exclusively, unless ``overwrite``) before the port is opened,
+    so a name clash fails first; if the port cannot be opened or sends nothing, the
+    file is removed again, so a retry finds the name free. Ctrl-C closes the file
+    cleanly and keeps what was recorded: the health then says ``interrupted`` and
+    ``recorded_s``.
     """
     if duration_s <= 0:
         raise UserError("--duration must be positive")
     check_port(port)
-    if os.path.exists(out_path) and not overwrite:
-        raise UserError("%s already exists (use --overwrite to replace it)" % out_path)
-    recorder = RecorderThread(out_path, overwrite=overwrite, subject_id=subject_id,
-                              notes=notes).start()
+    check_free(out_path, overwrite)
+    try:
+        recorder = RecorderThread(out_path, overwrite=overwrite, subject_id=subject_id,
+                                  notes=notes).start()
+    except FileExistsError:  # another command created it since the check
+        raise UserError("%s was created by another command meanwhile (use --overwrite "
+                        "to replace it)" % out_path) from None
     # Load the compiled frame scan before the port opens: its compiler state then
     # belongs to start-up, not to memory growth during the recording.
     from host.fast_decode import feed_fast
@@ -63,8 +70,10 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
         link.open()
     except BaseException:
         recorder.close()
+        _discard(out_path)  # nothing was recorded: leave nothing that blocks a retry
         raise
     session_set = False
+    interrupted = False
     t0 = time.monotonic()
     bar = tqdm(total=round(duration_s), unit="s", desc="recording", disable=not progress)
     try:
@@ -81,8 +90,9 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
                 raise UserError("no frames from %s within %.0f s: is it a WalkerLab walker?"
                                 % (port, INFO_TIMEOUT_S))
     except KeyboardInterrupt:
-        pass
+        interrupted = True
     finally:
+        recorded_s = time.monotonic() - t0
         bar.close()
         # The INFO answer may still be on its way (the link keeps asking): wait a little.
         deadline = time.monotonic() + INFO_TIMEOUT_S
@@ -97,14 +107,21 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
             raise UserError(
                 "recording stopped after %.0f s: cannot write %s (%s); what was written "
                 "before is kept (if `walkerlab info` cannot read it, `walkerlab recover "
-                "%s --out NEW.h5` salvages it)" % (time.monotonic() - t0, out_path,
+                "%s --out NEW.h5` salvages it)" % (recorded_s, out_path,
                                                   reason, out_path)) from None
-        if link.frames == 0 and sys.exc_info()[0] is not None:
-            # Failed before anything arrived: leave nothing that would block a retry.
-            try:
-                os.unlink(out_path)
-            except OSError:
-                pass
+        if link.frames == 0 and (sys.exc_info()[0] is not None or interrupted):
+            # Stopped before anything arrived: leave nothing that would block a retry.
+            _discard(out_path)
     health = link.health()
     health["info_received"] = session_set
+    health["interrupted"] = interrupted
+    health["recorded_s"] = min(recorded_s, duration_s)
+    health["kept"] = os.path.exists(out_path)
     return health
+
+
+def _discard(path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

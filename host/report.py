@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import math
@@ -22,6 +23,7 @@ import pathlib
 import numpy as np
 
 from host.errors import UserError
+from host.outputs import check_free, exclusive_output
 
 
 def json_safe(value):
@@ -39,8 +41,10 @@ def json_safe(value):
 
 def _label(result) -> str:
     params = ", ".join("%s=%s" % kv for kv in sorted(result.get("params", {}).items()))
-    return "%s (%s)%s" % (result["recognizer"], result["feature_set"],
-                          " [%s]" % params if params else "")
+    return "%s (%s)%s%s" % (result["recognizer"], result["feature_set"],
+                            " [%s]" % params if params else "",
+                            " variant %s of the same fits" % result["variant"]
+                            if result.get("variant") else "")
 
 
 def _plots(out: pathlib.Path, models: list[dict]) -> list[str]:
@@ -131,13 +135,45 @@ def _table(models: list[dict]) -> str:
             "<th>transition P / R (w25)</th></tr>" + "".join(rows) + "</table>")
 
 
-def write_report(directory, summary: dict) -> pathlib.Path:
-    """Write the report into ``directory`` (created); returns the path of index.html."""
-    out = pathlib.Path(directory)
+def check_report_folder(directory, overwrite: bool = False) -> pathlib.Path:
+    """``directory`` as a Path if a report can be written there, else UserError.
+
+    Makes its parent folders; an existing empty folder counts as new (removed, so
+    the report takes its place whole).
+    """
+    final = pathlib.Path(directory)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        final.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UserError("cannot create report directory %s: %s" % (out, exc)) from None
+        raise UserError("cannot create folder %s: %s" % (final.parent, exc.strerror or exc)) \
+            from None
+    with contextlib.suppress(OSError):
+        if final.is_dir() and not any(final.iterdir()):
+            final.rmdir()
+    return check_free(final, overwrite)
+
+
+def write_report(directory, summary: dict, *, overwrite: bool = False) -> pathlib.Path:
+    """Write the report as the folder ``directory``; returns the path of its index.html.
+
+    The folder must be new (or empty): the report is built under a temporary name and
+    published whole (`host.outputs.exclusive_output`), so of two commands writing one
+    report folder exactly one succeeds. ``overwrite`` replaces an existing folder.
+    """
+    final = check_report_folder(directory, overwrite)
+    try:
+        with exclusive_output(final, overwrite=overwrite) as out:
+            out.mkdir()
+            _write_report_files(out, summary)
+    except UserError:
+        raise
+    except OSError as exc:
+        raise UserError("cannot write report %s: %s" % (final, exc.strerror or exc)) \
+            from None
+    return final / "index.html"
+
+
+def _write_report_files(out: pathlib.Path, summary: dict) -> None:
     # JSON keys are strings; plots and tables index windows by int.
     models = [dict(r, accuracy_by_window={int(k): v for k, v in r["accuracy_by_window"].items()},
                    transitions_by_window={int(k): v for k, v
@@ -174,8 +210,6 @@ def write_report(directory, summary: dict) -> pathlib.Path:
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
              "img{max-width:100%}")
-    index = out / "index.html"
-    index.write_text("<!doctype html><html><head><meta charset='utf-8'><title>WalkerLab "
-                     "evaluation</title><style>%s</style></head><body>%s</body></html>"
-                     % (style, "\n".join(body)))
-    return index
+    (out / "index.html").write_text(
+        "<!doctype html><html><head><meta charset='utf-8'><title>WalkerLab evaluation"
+        "</title><style>%s</style></head><body>%s</body></html>" % (style, "\n".join(body)))

@@ -6,7 +6,6 @@ recording, so simulated and recorded sessions are the same kind of file.
 """
 from __future__ import annotations
 
-import os
 import pathlib
 import time
 
@@ -16,6 +15,7 @@ from device.sim.factory_calibration import calibration_from_truth
 from device.sim.sensors import default_truth
 from device.sim.virtual_walker import simulate_session_bytes
 from host.errors import UserError
+from host.outputs import exclusive_outputs
 from host.recording import RecordingWriter
 
 
@@ -54,36 +54,38 @@ def simulate_to_files(course: str, subjects: int, seed: int, out_dir,
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / session_filename(course, seed + i) for i in range(subjects)]
-    if not overwrite:
-        existing = [str(p) for p in paths if p.exists()]
-        if existing:
-            raise UserError("%s already exists (use --overwrite to replace)" % existing[0])
     truth = default_truth()
     calibration = calibration_from_truth(truth)
-    for i, path in enumerate(tqdm(paths, desc="simulating %s" % course, unit="subject",
-                                  disable=not progress)):
-        subject_seed = seed + i
-        t0 = time.time()
-        tmp = path.with_suffix(".h5.part")
-        if tmp.exists():
-            tmp.unlink()
-        writer = RecordingWriter(tmp, subject_id="S%03d" % subject_seed,
-                                 walker_id=truth.walker_id, calibration=calibration,
-                                 notes="simulated: course %s, subject seed %d, %d Hz"
-                                 % (course, subject_seed, rate_hz),
-                                 session_start_time=t0)
-        try:
-            for device_s, data in simulate_session_bytes(
-                    course, subject_seed, rate_hz, duration_s=duration_s,
-                    label_jitter_s=label_jitter_s, sync_taps_s=sync_taps_s):
-                writer.write_serial(data, t0 + device_s)
-            for tap_s in _resolved_taps(course, subject_seed, duration_s, sync_taps_s):
-                writer.write_event(SYNC_TAP_EVENT, "simulated knock on the frame at "
-                                   "device time %.6f s" % tap_s, int(round(tap_s * 1e6)),
-                                   t0 + tap_s)
-        except BaseException:
-            writer.abort()
-            raise
-        writer.close()
-        os.replace(tmp, path)  # a half-written session never takes the final name
+    # Sessions are written under temporary names and published together at the end:
+    # a half-written session never takes its final name, and of two commands writing
+    # the same sessions one publishes them and the other refuses in one line.
+    with exclusive_outputs(paths, overwrite=overwrite) as temps:
+        for i, tmp in enumerate(tqdm(temps, desc="simulating %s" % course, unit="subject",
+                                     disable=not progress)):
+            _simulate_one(tmp, course, seed + i, rate_hz, duration_s, label_jitter_s,
+                          sync_taps_s, truth, calibration)
     return paths
+
+
+def _simulate_one(path, course, subject_seed, rate_hz, duration_s, label_jitter_s,
+                  sync_taps_s, truth, calibration) -> None:
+    """Write one simulated session to ``path`` (a new file)."""
+    t0 = time.time()
+    writer = RecordingWriter(path, subject_id="S%03d" % subject_seed,
+                             walker_id=truth.walker_id, calibration=calibration,
+                             notes="simulated: course %s, subject seed %d, %d Hz"
+                             % (course, subject_seed, rate_hz),
+                             session_start_time=t0)
+    try:
+        for device_s, data in simulate_session_bytes(
+                course, subject_seed, rate_hz, duration_s=duration_s,
+                label_jitter_s=label_jitter_s, sync_taps_s=sync_taps_s):
+            writer.write_serial(data, t0 + device_s)
+        for tap_s in _resolved_taps(course, subject_seed, duration_s, sync_taps_s):
+            writer.write_event(SYNC_TAP_EVENT, "simulated knock on the frame at "
+                               "device time %.6f s" % tap_s, int(round(tap_s * 1e6)),
+                               t0 + tap_s)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.close()

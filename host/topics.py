@@ -22,6 +22,8 @@ from tqdm import tqdm
 
 from host.errors import UserError
 from host.latent import EVENT_NAMES, FEATURE_NAMES, session_windows
+from host.models import TOPIC_MODEL_KIND
+from host.outputs import check_free, exclusive_output
 from recognizers.motion_words import MotionCodebook, bag_of_words, fit_codebook
 
 __all__ = ["TopicModel", "bag_of_words", "majority", "session_documents", "learn_topics",
@@ -30,7 +32,7 @@ __all__ = ["TopicModel", "bag_of_words", "majority", "session_documents", "learn
 SUBWINDOW_S = 0.5
 DOC_S = 10.0
 FORMAT_VERSION = 1
-KIND = "walker-topics"
+KIND = TOPIC_MODEL_KIND
 UNITS = {"accel_rms": "m/s^2", "jerk": "m/s^3", "mean_load": "x the 95th-percentile load",
          "mean_speed": "m/s", "load_oscillation": "x the 95th-percentile load"}
 
@@ -80,13 +82,11 @@ class TopicModel:
 
     def save(self, path, overwrite: bool = False) -> pathlib.Path:
         path = pathlib.Path(path)
-        if path.exists() and not overwrite:
-            raise UserError("%s exists (use --overwrite to replace it)" % path)
         arrays = {"lda_" + k: v for k, v in self.lda.to_arrays().items()}
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, header=np.frombuffer(json.dumps(self.header).encode(), dtype=np.uint8),
-                 centres=self.centres, mean=self.mean, scale=self.scale, **arrays)
-        tmp.replace(path)
+        with exclusive_output(path, overwrite=overwrite) as tmp:
+            np.savez(tmp, header=np.frombuffer(json.dumps(self.header).encode(),
+                                               dtype=np.uint8),
+                     centres=self.centres, mean=self.mean, scale=self.scale, **arrays)
         return path
 
     @classmethod
@@ -153,8 +153,7 @@ def fit_topics(paths, out, *, overwrite: bool = False, **options
     out = pathlib.Path(out)
     if out.suffix != ".npz":
         raise UserError("the topic model file must end in .npz: %s" % out)
-    if out.exists() and not overwrite:
-        raise UserError("%s exists (use --overwrite to replace it)" % out)
+    check_free(out, overwrite)  # before the fit
     model = learn_topics(paths, **options)
     return model.save(out, overwrite=overwrite), model
 

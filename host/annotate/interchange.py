@@ -19,10 +19,12 @@ import os
 import pathlib
 import uuid
 import xml.etree.ElementTree as ET
+from typing import NamedTuple
 
 import numpy as np
 
 from host.errors import UserError
+from host.outputs import check_free, exclusive_output
 
 EAF_VERSION = "3.0"
 EAF_SCHEMA = "http://www.mpi.nl/tools/elan/EAFv3.0.xsd"
@@ -220,11 +222,7 @@ def export_labels(path, fmt: str, out, tracks=None, overwrite: bool = False) -> 
 
     if fmt not in ("eaf", "csv"):
         raise UserError("--format must be eaf or csv, not %r" % fmt)
-    if os.path.exists(out) and not overwrite:
-        raise UserError("%s already exists (use --overwrite to replace it)" % out)
-    folder = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(folder):
-        raise UserError("cannot write %s: folder %s does not exist" % (out, folder))
+    check_free(out, overwrite)  # before reading the recording
     have = read_tracks(path)
     names = list(tracks) if tracks else sorted(have)
     missing = [n for n in names if n not in have]
@@ -235,18 +233,30 @@ def export_labels(path, fmt: str, out, tracks=None, overwrite: bool = False) -> 
     if not names:
         raise UserError("%s has no label tracks to export" % path)
     chosen = [have[n] for n in names]
-    if fmt == "csv":
-        return export_csv(chosen, out)
     media = [(r.video_path, r.a, r.b) for r in read_sync(path).values() if r.video_path]
-    export_eaf(chosen, out, media)
-    return sum(len(t) for t in chosen)
+    n = sum(len(t) for t in chosen)
+    with exclusive_output(out, overwrite=overwrite) as tmp:
+        if fmt == "csv":
+            n = export_csv(chosen, tmp)
+        else:
+            export_eaf(chosen, tmp, media)
+    return n
+
+
+class SegmentProblem(NamedTuple):
+    """One problem of an imported segment: ``kind`` is "overlap", "outside" or
+    "unknown"; ``text`` names the segment's line (or ELAN annotation) and what is wrong."""
+
+    index: int
+    kind: str
+    text: str
 
 
 def check_segments(segments, refs, start_s: float, end_s: float, codes,
-                   tolerance_s: float = 0.0) -> list[str]:
-    """What is wrong with imported segments, one message per problem, each naming the
-    segment's ``refs`` entry (a CSV line, an ELAN annotation): overlaps, segments
-    outside the recording [start_s, end_s] (+- tolerance) and codes not in ``codes``."""
+                   tolerance_s: float = 0.0) -> list[SegmentProblem]:
+    """What is wrong with imported segments, one problem each, naming the segment's
+    ``refs`` entry (a CSV line, an ELAN annotation): overlaps, segments outside the
+    recording [start_s, end_s] (+- tolerance) and codes not in ``codes``."""
     problems = []
     order = sorted(range(len(segments)), key=lambda i: (segments[i][0], segments[i][1]))
     last = None
@@ -254,20 +264,47 @@ def check_segments(segments, refs, start_s: float, end_s: float, codes,
         a, b, c = segments[i]
         if last is not None and a < segments[last][1] - 1e-9:
             la, lb, lc = segments[last]
-            problems.append("%s (%g-%g s %s) overlaps %s (%g-%g s %s)"
-                            % (refs[i], a, b, c, refs[last], la, lb, lc))
+            problems.append(SegmentProblem(i, "overlap", "%s (%g-%g s %s) overlaps %s "
+                                           "(%g-%g s %s)" % (refs[i], a, b, c, refs[last],
+                                                             la, lb, lc)))
         if last is None or b > segments[last][1]:
             last = i
     for i, (a, b, c) in enumerate(segments):
         if a < start_s - tolerance_s or b > end_s + tolerance_s:
-            problems.append("%s (%g-%g s %s) is outside the recording (%g-%g s)"
-                            % (refs[i], a, b, c, start_s, end_s))
+            problems.append(SegmentProblem(i, "outside", "%s (%g-%g s %s) is outside the "
+                                           "recording (%g-%g s)"
+                                           % (refs[i], a, b, c, start_s, end_s)))
     known = set(codes)
     for i, (a, b, c) in enumerate(segments):
         if c not in known:
-            problems.append("%s: unknown activity code %r (known: %s)"
-                            % (refs[i], c, " ".join(sorted(known))))
+            problems.append(SegmentProblem(i, "unknown", "%s: unknown activity code %r "
+                                           "(known: %s)" % (refs[i], c,
+                                                            " ".join(sorted(known)))))
     return problems
+
+
+def lenient_action(problem: SegmentProblem, segment, start_s: float, end_s: float) -> str:
+    """What ``--lenient`` does about ``problem``, as the message's first words."""
+    a, b, _ = segment
+    if problem.kind == "overlap":
+        return "trimmed (the later segment wins where they overlap)"
+    if problem.kind == "outside":
+        if b <= start_s or a >= end_s:
+            return "dropped (nothing of it is in the recording)"
+        return "clipped to the recording"
+    return "kept the unknown code"
+
+
+def recording_span(time_s) -> tuple[float, float, float]:
+    """(start, end, sample period) of a recording's label time base, in seconds.
+
+    Label times count from the recording's start, 0 s of its ``timestamps`` time base
+    (the first sample is there or up to a period later); it ends when its last sample
+    does, one period after that sample's time.
+    """
+    t = np.asarray(time_s, dtype=np.float64)
+    period = float(np.median(np.diff(t))) if len(t) > 1 else 0.0
+    return min(0.0, float(t.min())), float(t.max()) + period, period
 
 
 def import_labels(path, file, annotator: str, track: str | None = None,
@@ -276,12 +313,17 @@ def import_labels(path, file, annotator: str, track: str | None = None,
     """Add the segments of a CSV (or .eaf) file to the recording as a human track
     named `name` (default: the annotator), snapped to the sample grid.
 
+    Times are seconds from the recording's start (`recording_span`), with a tolerance
+    of one sample period at both ends, so a segment from 0 s to the recording's
+    length (as `walkerlab info` rounds it) fits.
+
     Strict by default: overlapping segments, segments outside the recording and
     activity codes outside ``label_set`` (a LabelSet or codes; default: the exp1 and
     exp2 activities and any code already in the recording) are listed with their
     line numbers and the import is refused (UserError).  ``lenient``: overlaps are
-    trimmed (the later segment wins), segments are clipped to the recording, unknown
-    codes are kept, and every problem is passed to ``report(message)`` instead."""
+    trimmed (the later segment wins), segments are clipped to the recording (dropped
+    if wholly outside), unknown codes are kept, and ``report(message)`` is told what
+    was done to each line ("trimmed ...: line 3 (...) overlaps ...")."""
     from host.annotate.labels import SampleGrid, normalise
     from host.recording import LabelTrack, open_recording
     from host.recording.labels import read_tracks, save_tracks
@@ -313,17 +355,18 @@ def import_labels(path, file, annotator: str, track: str | None = None,
     if not len(rec.time_s):
         raise UserError("%s has no samples to label" % path)
     codes = _known_codes(label_set, existing)
-    t0, t1 = float(rec.time_s.min()), float(rec.time_s.max())
-    period = float(np.median(np.diff(rec.time_s))) if len(rec.time_s) > 1 else 0.0
-    problems = check_segments(segments, refs, t0, t1, codes, tolerance_s=period)
+    start, end, period = recording_span(rec.time_s)
+    # One period of tolerance, and a hair more for times written in decimal.
+    tolerance = period + 1e-9 * max(1.0, abs(end))
+    problems = check_segments(segments, refs, start, end, codes, tolerance_s=tolerance)
     if problems and not lenient:
         more = " (and %d more)" % (len(problems) - 1) if len(problems) > 1 else ""
         raise UserError("%s: %s%s; fix the file, or import with --lenient to trim and "
-                        "clip" % (file, problems[0], more))
+                        "clip" % (file, problems[0].text, more))
     for p in problems:
         if report is not None:
-            report(p)
-    segments = [(max(a, t0), min(b, t1 + period), c) for a, b, c in segments]
+            report("%s: %s" % (lenient_action(p, segments[p.index], start, end), p.text))
+    segments = [(max(a, start), min(b, end), c) for a, b, c in segments]
     segments = [s for s in segments if s[1] > s[0]]
     grid = SampleGrid(rec.time_s)
     snapped = grid.snap_segments(normalise(segments))

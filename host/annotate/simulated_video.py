@@ -7,7 +7,6 @@ known clock: t_sensor = (1 + drift_ppm * 1e-6) * t_video + offset_s.
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 from tqdm import tqdm
@@ -15,6 +14,7 @@ from tqdm import tqdm
 from device.sim.video import SessionScene, VideoClock, render_session_video
 from host.errors import UserError
 from host.features import FeatureExtractor
+from host.outputs import check_free, exclusive_output
 from host.recording import open_recording
 from host.replay import recording_calibration
 from host.simulate import SYNC_TAP_EVENT
@@ -43,8 +43,7 @@ def render_recording_video(path, out, *, fps: int = 10, width: int = 160,
                            codec: str = "libx264", overwrite: bool = False,
                            progress: bool = True) -> VideoClock:
     """Render the recording's synthetic video to `out` (see module docstring)."""
-    if os.path.exists(out) and not overwrite:
-        raise UserError("%s already exists (use --overwrite to replace it)" % out)
+    check_free(out, overwrite)  # before rendering
     if not 1 <= fps <= 120:
         raise UserError("--fps must be between 1 and 120")
     if width < 64 or height < 48 or width % 2 or height % 2:
@@ -58,8 +57,9 @@ def render_recording_video(path, out, *, fps: int = 10, width: int = 160,
     n = int(np.ceil((scene.time_s[-1] + 1.0 - offset_s) / (1 + drift_ppm * 1e-6) * fps))
     bar = tqdm(total=n, desc="rendering", unit="frame", disable=not progress)
     try:
-        return render_session_video(scene, out, fps=fps, size=(width, height),
-                                    offset_s=offset_s, drift_ppm=drift_ppm, codec=codec,
-                                    progress=bar.update)
+        with exclusive_output(out, overwrite=overwrite) as tmp:
+            return render_session_video(scene, tmp, fps=fps, size=(width, height),
+                                        offset_s=offset_s, drift_ppm=drift_ppm,
+                                        codec=codec, progress=bar.update)
     finally:
         bar.close()

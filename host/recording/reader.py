@@ -30,6 +30,14 @@ class RecordingWarning(UserWarning):
     """A readable recording with something the user should know (crash, newer minor)."""
 
 
+def label_sort_key(code: str) -> tuple:
+    """Sort key of activity codes in natural order: R2 before R10, then by text."""
+    import re
+
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
+                 for part in re.split(r"(\d+)", code) if part)
+
+
 class LabelTrackExistsError(FileExistsError):
     """write_labels(mode='new') on a track that already exists."""
 
@@ -474,7 +482,7 @@ class Recording:
         """{activity: number of samples}; unlabelled samples are not counted."""
         counts = Counter(self.labels_per_sample(track).tolist())
         counts.pop("", None)
-        return dict(sorted(counts.items()))
+        return dict(sorted(counts.items(), key=lambda kv: label_sort_key(kv[0])))
 
     # ---- summary ------------------------------------------------------------------
     def summary(self) -> dict:

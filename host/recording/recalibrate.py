@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 
 from host.errors import UserError
+from host.outputs import exclusive_output
 from host.recording.labels import _edit
 from host.recording.reader import open_h5, text
 from host.recording.writer import iso_time, set_sample_attrs
@@ -34,20 +35,22 @@ def recalibrate(path, calibration, out=None, overwrite: bool = False,
         raise UserError("%s was recorded on walker %s, the calibration is of walker %s "
                         "(--any-walker to use it anyway)"
                         % (path, walker_id, calibration.walker_id))
-    target = path
-    if out is not None:
-        target = Path(os.fspath(out))
-        if target.exists() and not overwrite:
-            raise FileExistsError("%s: already exists (--overwrite to replace it)" % target)
-        if target.resolve() != path.resolve():
-            tmp = target.with_name("." + target.name + ".copying-%d" % os.getpid())
-            try:
-                shutil.copyfile(path, tmp)
-                os.replace(tmp, target)
-            except BaseException:
-                if tmp.exists():
-                    tmp.unlink()
-                raise
+    target = path if out is None else Path(os.fspath(out))
+    if target.exists() and target.resolve() == path.resolve():
+        if out is not None and not overwrite:
+            raise UserError("%s already exists (use --overwrite to replace it)" % target)
+        _set_calibration(path, calibration)
+        return path
+    # The copy is recalibrated under a temporary name and published whole, never
+    # over another command's output (host/outputs.py).
+    with exclusive_output(target, overwrite=overwrite) as tmp:
+        shutil.copyfile(path, tmp)
+        _set_calibration(tmp, calibration)
+    return target
+
+
+def _set_calibration(target, calibration) -> None:
+    """Replace ``target``'s calibration, keeping the old one in its history."""
     new_json = calibration.to_json()
     with _edit(target) as f:
         old = text(f.attrs.get("calibration", ""))
@@ -59,4 +62,3 @@ def recalibrate(path, calibration, out=None, overwrite: bool = False,
         if not text(f.attrs.get("walker_id", "")):
             f.attrs["walker_id"] = calibration.walker_id
         set_sample_attrs(f)
-    return target

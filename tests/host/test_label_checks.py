@@ -59,7 +59,12 @@ def test_lenient_trims_clips_and_reports(recs, tmp_path, capsys):
     assert walkerlab(["labels", "import", rec, _csv(tmp_path, rows), "--annotator", "bo",
                       "--lenient"]) == 0
     err = capsys.readouterr().err
-    assert err.count("trimmed: ") == 3
+    # each line says what was done to it: one overlap trimmed, one segment clipped,
+    # one unknown code kept
+    assert err.count("trimmed (the later segment wins where they overlap): line 3") == 1
+    assert err.count("clipped to the recording: line 4") == 1
+    assert err.count("kept the unknown code: line 5") == 1
+    assert err.count("\n") == 3
     segs = open_recording(rec).labels["bo"].segments()
     end = float(open_recording(rec).time_s.max())
     assert [c for _, _, c in segs] == ["ST", "WF", "XYZ", "TL"]

@@ -25,15 +25,16 @@ def _evaluate(capsys, *args):
 def test_several_models_side_by_side(recordings, capsys):
     out = _evaluate(capsys, "--recognizer", "hmm,hmm-em", "--param", "hmm-em:n_init=2",
                     "--param", "hmm:tau=100", "--param", "n_bins=10", "--scheduler", "serial",
-                    *recordings)
+                    "--variants", *recordings)
     hmm, em, em_one_to_one = out["models"]
     assert (hmm["recognizer"], em["recognizer"]) == ("hmm", "hmm-em")
     # A bare --param goes to every model, a prefixed one to its kind only.
     assert hmm["params"] == {"tau": 100, "n_bins": 10}
     assert em["params"] == {"n_init": 2, "n_bins": 10}
-    # An unsupervised model is reported under both state mappings (same fits):
-    # majority (its default, the thesis) and one-to-one.
+    # With --variants, an unsupervised model is reported under both state mappings
+    # (same fits): majority (its default, the thesis) and one-to-one, labelled so.
     assert em_one_to_one["recognizer"] == "hmm-em"
+    assert em_one_to_one["variant"] == "state_mapping=hungarian" and "variant" not in em
     assert em_one_to_one["params"] == {"n_init": 2, "n_bins": 10,
                                        "state_mapping": "hungarian"}
     for m in out["models"]:
@@ -69,8 +70,9 @@ def test_report_is_written_and_reproducible_from_its_command(recordings, tmp_pat
     metrics = json.loads((report / "metrics.json").read_text())
     html = (report / "index.html").read_text()
     assert metrics["command"] in html.replace("&#x27;", "'").replace("&quot;", '"')
-    # The recorded command reproduces the numbers.
-    again = _evaluate(capsys, *shlex.split(metrics["command"])[2:])
+    # The recorded command reproduces the numbers (replacing its own report folder,
+    # which it would otherwise refuse).
+    again = _evaluate(capsys, *shlex.split(metrics["command"])[2:], "--overwrite")
     assert again["models"][0]["accuracy_by_window"] == metrics["models"][0][
         "accuracy_by_window"]
 
