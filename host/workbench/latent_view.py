@@ -94,7 +94,7 @@ class LatentMapView(QtWidgets.QWidget):
             return False
         if self._thread is not None:
             return False
-        from host.workbench.window import TaskThread
+        from host.workbench.tasks import TaskThread
 
         path, k = paths[0], self.components.value()
         self._thread = TaskThread(lambda progress, cancelled: compute_map(path, k), self)

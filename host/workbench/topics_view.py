@@ -87,7 +87,7 @@ class TopicsView(QtWidgets.QWidget):
             return False
         if self._thread is not None:
             return False
-        from host.workbench.window import TaskThread
+        from host.workbench.tasks import TaskThread
 
         k = self.n_topics.value()
         self._thread = TaskThread(lambda progress, cancelled: compute_topics(paths, k), self)

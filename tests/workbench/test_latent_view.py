@@ -13,7 +13,7 @@ def test_latent_map_click_seeks_recording_to_window(qtbot, tmp_path, exp2_paths)
     qtbot.addWidget(bench)
     bench.resize(1400, 800)
     bench.show()
-    bench.set_all_checked(True)
+    bench.evaluate.recordings.set_all_checked(True)
     view = bench.latent_view
     bench.tabs.setCurrentWidget(view)
     assert view.map_selected()

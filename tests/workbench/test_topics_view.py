@@ -12,7 +12,7 @@ def test_topics_tab_learns_and_draws_areas_and_heatmap(qtbot, tmp_path, exp2_pat
     qtbot.addWidget(bench)
     bench.resize(1400, 800)
     bench.show()
-    bench.set_all_checked(True)
+    bench.evaluate.recordings.set_all_checked(True)
     view = bench.topics_view
     bench.tabs.setCurrentWidget(view)
     view.n_topics.setValue(4)
