@@ -9,6 +9,7 @@ per-activity accuracy), with Export report….  The work itself is in ``runs``.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -201,7 +202,7 @@ class EvaluateTab(QtWidgets.QSplitter):
         self.run_button = QtWidgets.QPushButton("▶ Run leave-one-subject-out")
         self.run_button.setToolTip("Evaluate these settings on the ticked recordings (Ctrl+R)")
         self.run_button.clicked.connect(self.start_run)
-        self.task_bar = TaskBar(self.runner, "folds")
+        self.task_bar = TaskBar(self.runner)
         self.cancel_button = self.task_bar.cancel_button
         self.cancel_button.setToolTip("Stop after the fold in progress (Esc)")
         self.train_button = QtWidgets.QPushButton("Train and save")
@@ -308,6 +309,14 @@ class EvaluateTab(QtWidgets.QSplitter):
                          self.own_spin.value(), scheduler,
                          self.workers_spin.value() if scheduler == "local" else None)
 
+    def config_for(self, kind: str) -> RunConfig:
+        """The form as a RunConfig for recognizer ``kind``: the form's settings when it
+        shows that kind, else the kind's defaults (UserError for a bad setting)."""
+        config = self.current_config()
+        if config.kind == kind:
+            return config
+        return dataclasses.replace(config, kind=kind, params={})
+
     def set_config(self, config: RunConfig) -> None:
         """Put a configuration into the form (not the recordings)."""
         self.kind_combo.setCurrentIndex(max(0, self.kind_combo.findText(config.kind)))
@@ -343,7 +352,7 @@ class EvaluateTab(QtWidgets.QSplitter):
     def busy(self) -> bool:
         return self.runner.busy
 
-    def _start_task(self, name: str, fn, on_done) -> bool:
+    def _start_task(self, name: str, fn, on_done, unit: str = "steps") -> bool:
         if self.busy:
             self.context.show_error("Busy", "%s is still running: wait or cancel it"
                                     % self.runner.name)
@@ -352,12 +361,13 @@ class EvaluateTab(QtWidgets.QSplitter):
                           on_failed=lambda msg: self.context.show_error("%s failed" % name,
                                                                         msg),
                           on_cancelled=lambda: self.context.show_status(
-                              "%s cancelled" % name, 6000))
+                              "%s cancelled" % name, 6000), unit=unit)
         self._update_buttons()
         return True
 
     def _task_progress(self, done: int, total: int) -> None:
-        self.context.show_status("%s: %d of %d folds done" % (self.runner.name, done, total), 0)
+        self.context.show_status("%s: %d of %d %s done" % (self.runner.name, done, total,
+                                                         self.runner.unit), 0)
 
     def cancel(self) -> None:
         self.runner.cancel()
@@ -397,7 +407,7 @@ class EvaluateTab(QtWidgets.QSplitter):
         return self._start_task("Evaluation #%d (%s)" % (number, config.kind),
                                 lambda progress, cancelled: execute(
                                     config, number, progress, cancelled),
-                                self.add_run)
+                                self.add_run, unit="folds")
 
     def add_run(self, run: Run) -> None:
         """Keep a finished run, ticked for comparison and selected."""
@@ -603,8 +613,8 @@ class EvaluateTab(QtWidgets.QSplitter):
             self.context.show_error("Cannot train", "choose a model folder on the Models tab")
             return False
         return self._start_task("Training %s" % config.kind,
-                                lambda progress, cancelled: train_and_save(config, folder,
-                                                                           run),
+                                lambda progress, cancelled: train_and_save(
+                                    config, folder, run, progress=progress),
                                 self._trained)
 
     def _trained(self, path) -> None:

@@ -18,10 +18,12 @@ class ModelsTab(QtWidgets.QWidget):
     """The models of a registry folder, one selected, with its provenance below.
 
     ``open_model(path)``: what Open in live monitor does (the window's). Signals:
-    ``model_selected(entry)`` (a ``host.models`` entry, or None).
+    ``model_selected(entry)`` (a ``host.models`` entry, or None), ``listed(entries)``
+    after the folder is read.
     """
 
     model_selected = QtCore.Signal(object)
+    listed = QtCore.Signal(list)
 
     def __init__(self, context: TabContext, open_model=lambda path: None,
                  parent=None) -> None:
@@ -99,6 +101,7 @@ class ModelsTab(QtWidgets.QWidget):
         if self.context.persist and folder:
             self.context.settings.setValue("workbench/models_dir", folder)
         self.model_entries = entries
+        self.listed.emit(list(entries))
         t = self.models_table
         t.setRowCount(len(entries))
         for i, e in enumerate(entries):

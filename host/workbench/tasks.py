@@ -75,6 +75,7 @@ class TaskRunner(QtCore.QObject):
         super().__init__(parent)
         self.thread: TaskThread | None = None
         self.name = ""
+        self.unit = "steps"
         self.outcome = ""   # how the last task ended
         self._cancel_requested = False
 
@@ -86,8 +87,11 @@ class TaskRunner(QtCore.QObject):
     def cancel_requested(self) -> bool:
         return self._cancel_requested
 
-    def start(self, name: str, fn, on_done, on_failed=None, on_cancelled=None) -> bool:
+    def start(self, name: str, fn, on_done, on_failed=None, on_cancelled=None,
+              unit: str = "steps") -> bool:
         """Run fn(progress, cancelled) in a thread (False: a task is running already).
+
+        unit: what progress counts ("folds", "steps"), for the progress bar.
 
         on_done(result), on_failed(message) and on_cancelled() run in the GUI thread
         (the thread's signals reach this object, which lives there, queued).
@@ -95,6 +99,7 @@ class TaskRunner(QtCore.QObject):
         if self.busy:
             return False
         self.name = name
+        self.unit = unit
         self._cancel_requested = False
         self._callbacks = {"done": on_done, "failed": on_failed, "cancelled": on_cancelled}
         self._outcome = "done"
@@ -161,17 +166,15 @@ class TaskRunner(QtCore.QObject):
 class TaskBar(QtWidgets.QWidget):
     """A task's progress bar and Cancel button; the bar shows only while it runs."""
 
-    def __init__(self, runner: TaskRunner, unit: str = "steps", parent=None) -> None:
+    def __init__(self, runner: TaskRunner, parent=None) -> None:
         super().__init__(parent)
         self.runner = runner
-        self.unit = unit
         self.progress = QtWidgets.QProgressBar()
         self.progress.setMinimumWidth(160)
         self.progress.setMaximumWidth(260)
         self.progress.setVisible(False)
         self.cancel_button = QtWidgets.QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop after the %s in progress"
-                                      % unit.rstrip("s").split()[-1])
+        self.cancel_button.setToolTip("Stop after the step in progress")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(runner.cancel)
         row = QtWidgets.QHBoxLayout(self)
@@ -185,7 +188,7 @@ class TaskBar(QtWidgets.QWidget):
 
     def _started(self, name: str) -> None:
         self.progress.setRange(0, 0)  # busy until the first report
-        self.progress.setFormat("%s: %%v of %%m %s" % (name, self.unit))
+        self.progress.setFormat("%s: %%v of %%m %s" % (name, self.runner.unit))
         self.progress.setToolTip(name)
         self.progress.setVisible(True)
         self.cancel_button.setEnabled(True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from host.errors import UserError
 from host.gui.dialogs import open_error_box
 from host.gui.settings import open_settings, value
 from host.gui.theme import apply_application_theme
@@ -68,12 +69,20 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
         self.evaluate = EvaluateTab(self.context,
                                     models_folder=lambda: self.models.models_folder.text())
         self.evaluate.model_saved.connect(lambda path: self.models.refresh_models(select=path))
-        selection = self.evaluate.recordings.selected_paths
-        self.latent_view = LatentMapView(selection)
-        self.topics_view = TopicsView(selection)
-        self.regimes_view = RegimesView()
-        self.hidden_states_view = HiddenStatesView()
+        recordings = self.evaluate.recordings
+        selection = recordings.selected_paths
+        self.latent_view = LatentMapView(selection, self.theme)
+        self.topics_view = TopicsView(selection, self.theme)
+        self.regimes_view = RegimesView(selection, self.theme)
+        self.hidden_states_view = HiddenStatesView(selection, self.theme,
+                                                   train_target=self._hcrf_dpm_target)
+        for view in (self.latent_view, self.topics_view, self.regimes_view,
+                     self.hidden_states_view):
+            recordings.selection_changed.connect(view.refresh_selection)
+        self.models.listed.connect(self.hidden_states_view.set_models)
         self.models.model_selected.connect(self._show_hidden_states)
+        self.hidden_states_view.model_saved.connect(
+            lambda path: self.models.refresh_models(select=path))
         for tab, title in ((self.evaluate, "Evaluate"), (self.models, "Models"),
                            (self.latent_view, "Latent map"), (self.topics_view, "Topics"),
                            (self.regimes_view, "Regimes"),
@@ -107,8 +116,15 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
 
     def _show_hidden_states(self, entry) -> None:
         if entry is not None and entry.kind == "hcrf-dpm":  # its hidden states, in their tab
-            self.hidden_states_view.path.setText(str(entry.path))
-            self.hidden_states_view.run()
+            self.hidden_states_view.show_model(entry.path)
+
+    def _hcrf_dpm_target(self):
+        """What the Hidden states tab trains: the ticked recordings and Evaluate's
+        settings, into the Models tab's folder."""
+        folder = self.models.models_folder.text().strip()
+        if not folder:
+            raise UserError("choose a model folder on the Models tab")
+        return self.evaluate.config_for("hcrf-dpm"), folder
 
     # ---- errors ---------------------------------------------------------------------
     def show_error(self, title: str, message: str) -> None:
@@ -152,7 +168,9 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
 
     # ---- closing --------------------------------------------------------------------
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
-        self.evaluate.runner.stop()
+        for tab in (self.evaluate, self.latent_view, self.topics_view, self.regimes_view,
+                    self.hidden_states_view):
+            tab.runner.stop()
         if self.persist:
             self.settings.setValue("workbench/geometry", self.saveGeometry())
             self.settings.sync()

@@ -1,0 +1,96 @@
+"""What every analysis tab shares: the Evaluate tab's selection, a one-line hint
+instead of an empty canvas, legends beside the data, model-state colours."""
+import os
+
+import numpy as np
+from PySide6 import QtCore
+
+from host.gui.theme import ACTIVITY_COLORS, STATE_COLORS
+from host.workbench.analysis_tab import NO_SELECTION
+
+
+def _tabs(bench):
+    return [bench.latent_view, bench.topics_view, bench.regimes_view,
+            bench.hidden_states_view]
+
+
+def test_tabs_follow_the_selection_and_hint_in_one_line(qtbot, tmp_path, exp2_paths):
+    from host.workbench.window import WorkbenchWindow
+
+    bench = WorkbenchWindow(exp2_paths, models_dir=str(tmp_path / "registry"),
+                            persist=False, restore_layout=False)
+    qtbot.addWidget(bench)
+    bench.show()
+    recordings = bench.evaluate.recordings
+    for tab in _tabs(bench):
+        assert tab.selected_paths() == exp2_paths
+        assert tab.showing_hint and tab.hint.text() and "\n" not in tab.hint.text()
+    names = [os.path.basename(p) for p in exp2_paths]
+    for combo in (bench.regimes_view.recording, bench.latent_view.recording):
+        assert [combo.itemText(i) for i in range(combo.count())] == names
+    # unticking in Evaluate empties the single-recording choices and changes the hints
+    recordings.table.item(0, 0).setCheckState(QtCore.Qt.CheckState.Unchecked)
+    assert bench.regimes_view.recording.count() == 2
+    assert bench.topics_view.selected_paths() == exp2_paths[1:]
+    recordings.set_all_checked(False)
+    for tab in _tabs(bench)[:3]:
+        assert tab.hint.text() == NO_SELECTION and tab.showing_hint
+        assert not tab.run()  # nothing to work on: said in the status line, no thread
+        assert not tab.busy and "No recording selected" in tab.errors[-1]
+    assert bench.regimes_view.recording.count() == 0
+    assert "tick recordings" in bench.hidden_states_view.hint.text()
+    bench.close()
+
+
+def test_topic_colours_and_legend_are_apart_from_the_activities(qtbot, tmp_path,
+                                                               exp2_paths):
+    from host.workbench.window import WorkbenchWindow
+
+    bench = WorkbenchWindow(exp2_paths[:2], models_dir=str(tmp_path / "registry"),
+                            persist=False, restore_layout=False)
+    qtbot.addWidget(bench)
+    bench.resize(1400, 800)
+    bench.show()
+    view = bench.topics_view
+    bench.tabs.setCurrentWidget(view)
+    view.n_topics.setValue(4)
+    assert view.learn_selected()
+    qtbot.waitUntil(lambda: not view.busy, timeout=120000)
+    assert view.errors == []
+    topics = [item for item in view.time_plot.listDataItems()
+              if (item.name() or "").startswith("topic")]
+    assert [t.name() for t in topics] == ["topic %d" % k for k in range(4)]
+    pens = [t.opts["pen"].color().name() for t in topics]
+    assert pens == list(STATE_COLORS[:4])
+    assert not set(pens) & set(ACTIVITY_COLORS.values())
+    # the legend lists the topics, then the activity ribbon's key, beside the plot
+    names = view.time_view.legend_names()
+    acts = sorted(set(view.result.activities) - {""})
+    assert names[:4] == ["topic %d" % k for k in range(4)]
+    assert len(names) == 4 + len(acts) and all(n.startswith("activity: ") for n in names[4:])
+    assert not view.time_view.legend_overlaps_data()
+    out = os.environ.get("WALKERLAB_SCREENSHOT_DIR")
+    if out:
+        bench.grab().save(os.path.join(out, "workbench-topics-window.png"))
+    bench.close()
+
+
+def test_latent_map_legend_is_beside_the_points(qtbot, tmp_path, exp2_paths):
+    from host.workbench.window import WorkbenchWindow
+
+    bench = WorkbenchWindow(exp2_paths[:1], models_dir=str(tmp_path / "registry"),
+                            persist=False, restore_layout=False)
+    qtbot.addWidget(bench)
+    bench.resize(1400, 800)
+    bench.show()
+    view = bench.latent_view
+    bench.tabs.setCurrentWidget(view)
+    assert view.map_selected()
+    qtbot.waitUntil(lambda: not view.busy, timeout=120000)
+    assert view.errors == [] and not view.showing_hint
+    labels = view.map.windows.labels
+    assert len(view.scatter_view.legend_names()) == len(set(labels))
+    assert not view.scatter_view.legend_overlaps_data()
+    assert not view.trace_view.legend_overlaps_data()
+    assert np.isfinite(view.map.Z).all()
+    bench.close()
