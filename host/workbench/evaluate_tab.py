@@ -24,6 +24,7 @@ from host.gui.theme import class_color
 from host.workbench.context import TabContext
 from host.workbench.param_form import ParamForm
 from host.workbench.params import changed_params
+from host.workbench.plots import side_legend
 from host.workbench.recordings_panel import RecordingsPanel
 from host.workbench.runs import Run, RunConfig, execute, report_summary, train_and_save
 from host.workbench.tables import frame_count, number, percent, table_item
@@ -53,7 +54,9 @@ class WindowPlots(pg.GraphicsLayoutWidget):
             p.setMouseEnabled(x=False, y=False)
             p.hideButtons()
             self.plots.append(p)
-        self.plots[0].addLegend(offset=(-5, -5), labelTextSize="8pt")
+        # the runs' legend in a column of its own, beside the plots, not over a curve
+        self.legend = side_legend(self, len(self.TITLES), "8pt")
+        self.plots[0].legend = self.legend
         self.set_theme(theme)
 
     def set_theme(self, theme) -> None:
@@ -63,12 +66,12 @@ class WindowPlots(pg.GraphicsLayoutWidget):
                 p.getAxis(axis).setPen(theme.muted)
                 p.getAxis(axis).setTextPen(theme.foreground)
             p.setTitle(p.titleLabel.text, color=theme.foreground)
+        self.legend.setLabelTextColor(theme.foreground)
 
     def show_runs(self, runs: list[tuple[Run, str]]) -> None:
+        self.legend.clear()
         for p in self.plots:
             p.clear()
-            if p.legend is not None:
-                p.legend.clear()
         for run, colour in runs:
             r = run.result
             windows = sorted(int(w) for w in r["accuracy_by_window"])

@@ -5,6 +5,18 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 
+def side_legend(widget: pg.GraphicsLayoutWidget, col: int, text_size: str = "9pt"
+                ) -> pg.LegendItem:
+    """A legend in column ``col`` of ``widget``'s first row: beside the plots, at the
+    top, at its natural size (a stretched legend spreads its rows apart)."""
+    legend = pg.LegendItem(labelTextSize=text_size, verSpacing=-4)
+    legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Fixed,
+                         QtWidgets.QSizePolicy.Policy.Fixed)
+    widget.ci.addItem(legend, row=0, col=col)
+    widget.ci.layout.setAlignment(legend, QtCore.Qt.AlignmentFlag.AlignTop)
+    return legend
+
+
 class LegendPlot(pg.GraphicsLayoutWidget):
     """One PlotItem (``plot``) and, in the layout column to its right, its legend.
 
@@ -13,20 +25,13 @@ class LegendPlot(pg.GraphicsLayoutWidget):
     the room it needs and the plot the rest, so no entry covers a data point.
     """
 
-    def __init__(self, parent=None, legend_width: int | None = None) -> None:
+    def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.plot = self.addPlot(row=0, col=0)
-        self.legend = pg.LegendItem(labelTextSize="9pt", verSpacing=-4)
-        # its natural size, at the top: a stretched legend spreads its rows apart
-        self.legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Fixed,
-                                  QtWidgets.QSizePolicy.Policy.Fixed)
-        self.ci.addItem(self.legend, row=0, col=1)
-        self.ci.layout.setAlignment(self.legend, QtCore.Qt.AlignmentFlag.AlignTop)
+        self.legend = side_legend(self, 1)
         self.plot.legend = self.legend  # plot(..., name=) entries land here
         self.ci.layout.setColumnStretchFactor(0, 1)
         self.ci.layout.setColumnStretchFactor(1, 0)
-        if legend_width is not None:
-            self.ci.layout.setColumnFixedWidth(1, legend_width)
 
     def set_theme(self, theme) -> None:
         """Background, axes and legend text in a ``host.gui.theme.Theme``'s colours."""

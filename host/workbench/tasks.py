@@ -177,6 +177,8 @@ class TaskBar(QtWidgets.QWidget):
         self.cancel_button.setToolTip("Stop after the step in progress")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(runner.cancel)
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Maximum,
+                           QtWidgets.QSizePolicy.Policy.Fixed)
         row = QtWidgets.QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.progress)
