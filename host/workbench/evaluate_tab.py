@@ -27,7 +27,7 @@ from host.workbench.params import changed_params
 from host.workbench.plots import side_legend
 from host.workbench.recordings_panel import RecordingsPanel
 from host.workbench.runs import Run, RunConfig, execute, report_summary, train_and_save
-from host.workbench.tables import frame_count, number, percent, table_item
+from host.workbench.tables import frame_count, number, percent, row_table, table_item
 from host.workbench.tasks import TaskBar, TaskRunner
 
 FEATURE_SETS = (("cop", "COP + TotalLoad (cop)"), ("loadcells", "raw load cells (loadcells)"))
@@ -223,15 +223,8 @@ class EvaluateTab(QtWidgets.QSplitter):
         right = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
         runs_box = QtWidgets.QGroupBox("Runs (ticked ones are compared)")
         rv = QtWidgets.QVBoxLayout(runs_box)
-        self.runs_table = QtWidgets.QTableWidget(0, 0)
-        self.runs_table.verticalHeader().setVisible(False)
-        self.runs_table.setSelectionBehavior(
-            QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
-        self.runs_table.setSelectionMode(
-            QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
-        hh = self.runs_table.horizontalHeader()
-        hh.setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
-        hh.setStretchLastSection(True)
+        self.runs_table = row_table()
+        self.runs_table.horizontalHeader().setStretchLastSection(True)
         self.runs_table.itemChanged.connect(self._run_item_changed)
         self.runs_table.itemSelectionChanged.connect(self._run_selected)
         rv.addWidget(self.runs_table, 1)

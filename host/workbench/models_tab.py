@@ -11,7 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from host.workbench.context import TabContext
 from host.workbench.runs import TRANSITION_WINDOW
-from host.workbench.tables import number, percent, table_item
+from host.workbench.tables import number, percent, row_table, table_item
 
 
 class ModelsTab(QtWidgets.QWidget):
@@ -45,20 +45,14 @@ class ModelsTab(QtWidgets.QWidget):
         row.addWidget(refresh)
         v.addLayout(row)
         split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
-        self.models_table = QtWidgets.QTableWidget(0, 10)
+        self.models_table = row_table(10)
         self.models_table.setHorizontalHeaderLabels(
             ["Model", "Kind", "Features", "Classes", "Recordings", "LOSO w0", "LOSO w25",
              "Trained at", "App version", "On walker"])
-        self.models_table.verticalHeader().setVisible(False)
-        self.models_table.setSelectionBehavior(
-            QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
-        self.models_table.setSelectionMode(
-            QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
         self.models_table.setEditTriggers(
             QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        hh = self.models_table.horizontalHeader()
-        hh.setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
-        hh.setSectionResizeMode(3, QtWidgets.QHeaderView.ResizeMode.Stretch)  # classes
+        self.models_table.horizontalHeader().setSectionResizeMode(
+            3, QtWidgets.QHeaderView.ResizeMode.Stretch)  # classes
         self.models_table.itemSelectionChanged.connect(self._model_selected)
         self.models_table.doubleClicked.connect(lambda *_: self.open_in_monitor())
         split.addWidget(self.models_table)

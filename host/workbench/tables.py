@@ -18,6 +18,18 @@ def table_item(text, align_right: bool = False, tip: str = "") -> QtWidgets.QTab
     return it
 
 
+def row_table(columns: int = 0) -> QtWidgets.QTableWidget:
+    """A table of things, one per row, one selected at a time, no row numbers, columns
+    sized to their contents."""
+    t = QtWidgets.QTableWidget(0, columns)
+    t.verticalHeader().setVisible(False)
+    t.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+    t.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
+    t.horizontalHeader().setSectionResizeMode(
+        QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+    return t
+
+
 def _missing(x) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 

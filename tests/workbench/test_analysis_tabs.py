@@ -14,13 +14,8 @@ def _tabs(bench):
             bench.hidden_states_view]
 
 
-def test_tabs_follow_the_selection_and_hint_in_one_line(qtbot, tmp_path, exp2_paths):
-    from host.workbench.window import WorkbenchWindow
-
-    bench = WorkbenchWindow(exp2_paths, models_dir=str(tmp_path / "registry"),
-                            persist=False, restore_layout=False)
-    qtbot.addWidget(bench)
-    bench.show()
+def test_tabs_follow_the_selection_and_hint_in_one_line(open_bench, exp2_paths):
+    bench = open_bench(exp2_paths)
     recordings = bench.evaluate.recordings
     for tab in _tabs(bench):
         assert tab.selected_paths() == exp2_paths
@@ -39,23 +34,16 @@ def test_tabs_follow_the_selection_and_hint_in_one_line(qtbot, tmp_path, exp2_pa
         assert not tab.busy and "No recording selected" in tab.errors[-1]
     assert bench.regimes_view.recording.count() == 0
     assert "tick recordings" in bench.hidden_states_view.hint.text()
-    bench.close()
 
 
-def test_topic_colours_and_legend_are_apart_from_the_activities(qtbot, tmp_path,
+def test_topic_colours_and_legend_are_apart_from_the_activities(qtbot, open_bench,
                                                                exp2_paths):
-    from host.workbench.window import WorkbenchWindow
-
-    bench = WorkbenchWindow(exp2_paths[:2], models_dir=str(tmp_path / "registry"),
-                            persist=False, restore_layout=False)
-    qtbot.addWidget(bench)
-    bench.resize(1400, 800)
-    bench.show()
+    bench = open_bench(exp2_paths[:2])
     view = bench.topics_view
     bench.tabs.setCurrentWidget(view)
     view.n_topics.setValue(4)
     assert view.learn_selected()
-    qtbot.waitUntil(lambda: not view.busy, timeout=120000)
+    qtbot.waitUntil(lambda: not view.busy, timeout=600_000)
     assert view.errors == []
     topics = [item for item in view.time_plot.listDataItems()
               if (item.name() or "").startswith("topic")]
@@ -72,25 +60,17 @@ def test_topic_colours_and_legend_are_apart_from_the_activities(qtbot, tmp_path,
     out = os.environ.get("WALKERLAB_SCREENSHOT_DIR")
     if out:
         bench.grab().save(os.path.join(out, "workbench-topics-window.png"))
-    bench.close()
 
 
-def test_latent_map_legend_is_beside_the_points(qtbot, tmp_path, exp2_paths):
-    from host.workbench.window import WorkbenchWindow
-
-    bench = WorkbenchWindow(exp2_paths[:1], models_dir=str(tmp_path / "registry"),
-                            persist=False, restore_layout=False)
-    qtbot.addWidget(bench)
-    bench.resize(1400, 800)
-    bench.show()
+def test_latent_map_legend_is_beside_the_points(qtbot, open_bench, exp2_paths):
+    bench = open_bench(exp2_paths[:1])
     view = bench.latent_view
     bench.tabs.setCurrentWidget(view)
     assert view.map_selected()
-    qtbot.waitUntil(lambda: not view.busy, timeout=120000)
+    qtbot.waitUntil(lambda: not view.busy, timeout=600_000)
     assert view.errors == [] and not view.showing_hint
     labels = view.map.windows.labels
     assert len(view.scatter_view.legend_names()) == len(set(labels))
     assert not view.scatter_view.legend_overlaps_data()
     assert not view.trace_view.legend_overlaps_data()
     assert np.isfinite(view.map.Z).all()
-    bench.close()

@@ -30,7 +30,7 @@ def test_view_draws_the_model_state_usage(qtbot, tmp_path):
     qtbot.addWidget(view)
     assert view.showing_hint and "\n" not in view.hint.text()
     assert view.show_model(str(path))
-    qtbot.waitUntil(lambda: not view.busy, timeout=60000)
+    qtbot.waitUntil(lambda: not view.busy, timeout=600_000)
     assert view.errors == [] and not view.showing_hint
     usage = rec.model_.state_usage_
     x, y, size = (view.squares.data[k] for k in ("x", "y", "size"))
@@ -41,24 +41,19 @@ def test_view_draws_the_model_state_usage(qtbot, tmp_path):
     assert [t[1] for t in ticks] == [str(rec.classes_[c]) for c in rec.window_classes_]
     assert "%d of 4 hidden states used" % rec.model_.n_states_used_ in view.status.text()
     assert view.show_model(str(tmp_path / "missing.npz"))
-    qtbot.waitUntil(lambda: not view.busy, timeout=60000)
+    qtbot.waitUntil(lambda: not view.busy, timeout=600_000)
     assert len(view.errors) == 1 and "missing.npz" in view.status.text()
 
 
-def test_workbench_tab_trains_on_the_ticked_recordings_and_lists_the_model(qtbot, tmp_path,
-                                                                          exp2_paths):
+def test_workbench_tab_trains_on_the_ticked_recordings_and_lists_the_model(
+        qtbot, tmp_path, open_bench, exp2_paths):
     """Train in the tab (Evaluate's recordings and hcrf-dpm settings), in the background:
     the model lands in the registry, the Models tab lists it, the diagram is its own."""
     import os
 
-    from host.workbench.window import WorkbenchWindow
     from recognizers import load_recognizer
 
-    bench = WorkbenchWindow(exp2_paths[:2], models_dir=str(tmp_path / "registry"),
-                            persist=False, restore_layout=False)
-    qtbot.addWidget(bench)
-    bench.resize(1100, 650)
-    bench.show()
+    bench = open_bench(exp2_paths[:2], size=(1100, 650))
     view = bench.hidden_states_view
     bench.tabs.setCurrentWidget(view)
     assert view.showing_hint and "train one" in view.hint.text()
@@ -69,7 +64,7 @@ def test_workbench_tab_trains_on_the_ticked_recordings_and_lists_the_model(qtbot
         ev.param_form.editors[name].setText(v)
     assert view.run()
     assert view.task_bar.progress.isVisible() and not view.action_button.isEnabled()
-    qtbot.waitUntil(lambda: not view.busy, timeout=300000)
+    qtbot.waitUntil(lambda: not view.busy, timeout=600_000)
     assert view.errors == [], view.errors
     saved = view.model_path
     assert os.path.dirname(saved) == str(tmp_path / "registry")
@@ -83,4 +78,3 @@ def test_workbench_tab_trains_on_the_ticked_recordings_and_lists_the_model(qtbot
     out = os.environ.get("WALKERLAB_SCREENSHOT_DIR")
     if out:
         view.grab().save(os.path.join(out, "workbench-hidden-states-small.png"))
-    bench.close()

@@ -20,32 +20,13 @@ def long_recording(tmp_path_factory):
                                  progress=False)[0])
 
 
-@pytest.fixture
-def bench(qtbot, tmp_path):
-    from host.workbench.window import WorkbenchWindow
-
-    def make(paths):
-        window = WorkbenchWindow(paths, models_dir=str(tmp_path / "registry"),
-                                 persist=False, restore_layout=False)
-        qtbot.addWidget(window)
-        window.resize(1300, 800)
-        window.show()
-        made.append(window)
-        return window
-
-    made = []
-    yield make
-    for window in made:
-        window.close()
-
-
 def test_regimes_of_a_ticked_recording_legend_and_count_are_the_written_track(
-        qtbot, bench, long_recording, tmp_path):
+        qtbot, open_bench, long_recording, tmp_path):
     import shutil
 
     path = str(tmp_path / os.path.basename(long_recording))
     shutil.copy(long_recording, path)
-    window = bench([path])
+    window = open_bench([path], size=(1300, 800))
     view = window.regimes_view
     window.tabs.setCurrentWidget(view)
     assert view.recording.path() == path  # the recording ticked in Evaluate, no typing
@@ -55,7 +36,7 @@ def test_regimes_of_a_ticked_recording_legend_and_count_are_the_written_track(
     view.save.setChecked(True)
     assert view.run()
     assert view.task_bar.progress.isVisible() and not view.action_button.isEnabled()
-    qtbot.waitUntil(lambda: not view.busy, timeout=300000)
+    qtbot.waitUntil(lambda: not view.busy, timeout=600_000)
     assert view.errors == [] and view.runner.outcome == "done"
     written = read_tracks(path)["discovered"]
     names = sorted({a for _, _, a in written.segments()}, key=lambda n: int(n[1:]))
@@ -80,8 +61,9 @@ def test_regimes_of_a_ticked_recording_legend_and_count_are_the_written_track(
         view.grab().save(os.path.join(out, "workbench-regimes.png"))
 
 
-def test_cancel_stops_discover_before_anything_is_written(qtbot, bench, long_recording,
-                                                          tmp_path, monkeypatch):
+def test_cancel_stops_discover_before_anything_is_written(qtbot, open_bench,
+                                                          long_recording, tmp_path,
+                                                          monkeypatch):
     import shutil
 
     import host.discover
@@ -96,15 +78,15 @@ def test_cancel_stops_discover_before_anything_is_written(qtbot, bench, long_rec
         return real(*args, **kwargs)
 
     monkeypatch.setattr(host.discover, "discover", held)
-    window = bench([path])
+    window = open_bench([path], size=(1300, 800))
     view = window.regimes_view
     view.save.setChecked(True)
     assert view.run()
-    qtbot.waitUntil(entered.is_set, timeout=60000)
+    qtbot.waitUntil(entered.is_set, timeout=600_000)
     view.task_bar.cancel_button.click()
     assert not view.task_bar.cancel_button.isEnabled()
     gate.set()
-    qtbot.waitUntil(lambda: not view.busy, timeout=300000)
+    qtbot.waitUntil(lambda: not view.busy, timeout=600_000)
     assert view.runner.outcome == "cancelled" and view.errors == []
     assert "cancelled" in view.status.text()
     assert "discovered" not in read_tracks(path)  # cancelled: nothing written
