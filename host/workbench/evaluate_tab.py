@@ -368,7 +368,7 @@ class EvaluateTab(QtWidgets.QSplitter):
     def cancel(self) -> None:
         self.runner.cancel()
 
-    def wait_idle(self, timeout_ms: int = 600000) -> bool:
+    def wait_idle(self, timeout_ms: int | None = None) -> bool:
         """Block until the background task ends (for scripts and --screenshot)."""
         return self.runner.wait_idle(timeout_ms)
 

@@ -9,6 +9,7 @@ while its task runs.
 """
 from __future__ import annotations
 
+import math
 import time
 import traceback
 
@@ -150,10 +151,11 @@ class TaskRunner(QtCore.QObject):
             thread.cancel()
             thread.wait()
 
-    def wait_idle(self, timeout_ms: int = 600000) -> bool:
-        """Block, handling events, until the task ends (scripts and --screenshot only;
-        tests wait with qtbot.waitUntil)."""
-        t_end = time.monotonic() + timeout_ms / 1000
+    def wait_idle(self, timeout_ms: int | None = None) -> bool:
+        """Block, handling events, until the task ends or ``timeout_ms`` (default: no
+        limit) passes; whether it ended (scripts and --screenshot only; tests wait
+        with qtbot.waitUntil)."""
+        t_end = math.inf if timeout_ms is None else time.monotonic() + timeout_ms / 1000
         while self.thread is not None and time.monotonic() < t_end:
             QtWidgets.QApplication.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents,
                                                  50)
@@ -190,7 +192,7 @@ class TaskBar(QtWidgets.QWidget):
 
     def _started(self, name: str) -> None:
         self.progress.setRange(0, 0)  # busy until the first report
-        self.progress.setFormat("%s: %%v of %%m %s" % (name, self.runner.unit))
+        self.progress.setFormat("%%v of %%m %s" % self.runner.unit)
         self.progress.setToolTip(name)
         self.progress.setVisible(True)
         self.cancel_button.setEnabled(True)
