@@ -56,7 +56,8 @@ def test_topic_colours_and_legend_are_apart_from_the_activities(qtbot, open_benc
     acts = sorted(set(view.result.activities) - {""})
     assert names[:4] == ["topic %d" % k for k in range(4)]
     assert len(names) == 4 + len(acts) and all(n.startswith("activity: ") for n in names[4:])
-    assert not view.time_view.legend_overlaps_data()
+    qtbot.waitUntil(lambda: not view.time_view.legend_overlaps_data(),
+                    timeout=60_000)  # once laid out
     out = os.environ.get("WALKERLAB_SCREENSHOT_DIR")
     if out:
         bench.grab().save(os.path.join(out, "workbench-topics-window.png"))
@@ -71,6 +72,8 @@ def test_latent_map_legend_is_beside_the_points(qtbot, open_bench, exp2_paths):
     assert view.errors == [] and not view.showing_hint
     labels = view.map.windows.labels
     assert len(view.scatter_view.legend_names()) == len(set(labels))
-    assert not view.scatter_view.legend_overlaps_data()
-    assert not view.trace_view.legend_overlaps_data()
+    qtbot.waitUntil(lambda: not view.scatter_view.legend_overlaps_data(),
+                    timeout=60_000)  # once laid out
+    qtbot.waitUntil(lambda: not view.trace_view.legend_overlaps_data(),
+                    timeout=60_000)  # once laid out
     assert np.isfinite(view.map.Z).all()

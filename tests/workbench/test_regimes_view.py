@@ -45,7 +45,8 @@ def test_regimes_of_a_ticked_recording_legend_and_count_are_the_written_track(
     assert view.view.legend_names() == names
     assert view.status.text().startswith("%d regime(s) in %d segment(s)"
                                          % (len(names), len(written)))
-    assert not view.view.legend_overlaps_data()
+    qtbot.waitUntil(lambda: not view.view.legend_overlaps_data(),
+                    timeout=60_000)  # once laid out
     scatters = [item for item in view.plot.listDataItems() if item.name()]
     assert [s.name() for s in scatters] == names
     brushes = [s.opts["symbolBrush"] for s in scatters]

@@ -116,8 +116,9 @@ def test_two_runs_side_by_side_and_report(qtbot, make_bench, exp2_paths, tmp_pat
     # The runs' legend, beside the plots: no curve under it.
     plots = bench.evaluate.window_plots
     assert [label.text for _, label in plots.legend.items] == [first.name, second.name]
-    assert not any(plots.legend.sceneBoundingRect().intersects(
-        p.getViewBox().sceneBoundingRect()) for p in plots.plots)
+    qtbot.waitUntil(lambda: not any(  # once laid out
+        plots.legend.sceneBoundingRect().intersects(p.getViewBox().sceneBoundingRect())
+        for p in plots.plots), timeout=60_000)
     # Three plots with one curve per run; per-activity accuracy with a column per run.
     for plot in bench.evaluate.window_plots.plots:
         assert len(plot.listDataItems()) == 2
