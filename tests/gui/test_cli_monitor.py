@@ -8,7 +8,7 @@ import pytest
 pytestmark = pytest.mark.integration
 
 
-def _run(args, env, timeout=60):
+def _run(args, env, timeout=600):  # a ceiling against hangs: start-up is slow when busy
     return subprocess.run([sys.executable, "-m", "host.cli", "monitor", *args],
                           capture_output=True, text=True, env=env, timeout=timeout)
 
