@@ -148,7 +148,7 @@ def _viterbi_acc(Z, X, lengths, pi, A, B, n_states):
 
 def part1(args, em_fit, em_name):
     N, S, M = 8, 6, 15
-    n_seq, L = (4, 5000) if args.quick else (20, 20000)
+    n_seq, L = (2, 2500) if args.quick else (20, 20000)
     pi, A, B = make_separable_hmm(N, S, M, random_state=args.seed)
     lengths = [L] * n_seq
     X, Z = sample_hmm(pi, A, B, lengths, random_state=args.seed + 1)
@@ -239,7 +239,7 @@ def part1(args, em_fit, em_name):
 def part2(args):
     N, M = 8, 15
     S = args.oem_sensors
-    n_seq, L = (4, 3000) if args.quick else (10, 10000)
+    n_seq, L = (2, 1500) if args.quick else (10, 10000)
     pi, A, B = make_separable_hmm(N, S, M, random_state=args.seed + 10)
     lengths = [L] * n_seq
     X, Z = sample_hmm(pi, A, B, lengths, random_state=args.seed + 11)

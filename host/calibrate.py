@@ -148,7 +148,7 @@ class LiveReadings:
         self._status = np.zeros(0, np.uint8)
         self._last_sample_wall = time.monotonic()
 
-    def wait_info(self, timeout_s: float = 10.0) -> dict:
+    def wait_info(self, timeout_s: float = 30.0) -> dict:
         end = time.monotonic() + timeout_s
         while self.link.info is None:
             if time.monotonic() > end:

@@ -847,6 +847,32 @@ def _excepthook(window_ref):
     return hook
 
 
+def startup_summary(controller: MonitorController, default_model: str | None = None
+                    ) -> list[str]:
+    """What the terminal is told once the monitor is up: the port it uses and the model.
+
+    default_model: the shipped model's path (said so when that is the one running).
+    """
+    if controller.mode == "live" and controller.port == VIRTUAL:
+        where = ("port: the virtual walker (pseudo-terminal %s; no walker plugged in)"
+                 % (controller.virtual.path if controller.virtual is not None else "?"))
+    elif controller.mode == "live":
+        where = "port: %s" % controller.port
+    elif controller.mode == "replay":
+        where = "replaying %s" % controller.port
+    else:
+        where = "port: none yet (choose one in the window's connection panel)"
+    path = controller.model_path
+    if controller.recognizer is None or not path:
+        model = "model: none (File > Load model…)"
+    else:
+        kind = getattr(controller.recognizer, "kind", type(controller.recognizer).__name__)
+        shipped = (" (the shipped default)" if default_model and os.path.abspath(path)
+                   == os.path.abspath(default_model) else "")
+        model = "model: %s, %s%s" % (path, kind, shipped)
+    return ["walkerlab monitor: " + where, "walkerlab monitor: " + model]
+
+
 def run_monitor(port: str | None = None, model_path: str | None = None,
                 screenshot: str | None = None, after_s: float | None = None,
                 course: str = "free", seed: int | None = None,
@@ -918,6 +944,10 @@ def run_monitor(port: str | None = None, model_path: str | None = None,
             choice = default_choice(list_port_choices())
             if choice.is_virtual:
                 window.connect_to(VIRTUAL)
+        from host.models import DEFAULT_MODEL
+
+        for line in startup_summary(controller, str(DEFAULT_MODEL)):
+            print(line, flush=True)
         if screenshot:
             def shoot():
                 window.tick()

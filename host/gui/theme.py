@@ -34,6 +34,15 @@ ACTIVITY_COLORS = {
 _EXTRA = ("#86bcb6", "#d4a6c8", "#fabfd2", "#b6992d", "#499894", "#d37295", "#a0cbe8",
           "#ffbe7d", "#f1ce63", "#bab0ac")
 
+# Colours of model states that are not activities (topics, discovered regimes), so a
+# topic is never mistaken for an activity: vivid where the activity colours are muted.
+# Chosen greedily in CIELAB, each as far as possible from every activity colour above
+# and from the ones chosen before it, among colours of lightness 35-72 (readable on
+# light and dark backgrounds): every one is at least 33 Delta-E (CIE76) from each
+# activity colour and from each other (tests/gui/test_theme_colours.py checks).
+STATE_COLORS = ("#4b00ff", "#ff00e1", "#1e5ae1", "#ff0000", "#00c300", "#e187ff",
+                "#ff0087", "#870fc3", "#783c96", "#0096ff", "#87b400", "#4b5a1e")
+
 ACTIVITY_NAMES = {
     "NTW": "Not touching walker", "ST": "Standing", "WF": "Walking forward",
     "TL": "Turning left", "TR": "Turning right", "WB": "Walking backwards",
@@ -52,6 +61,12 @@ def class_color(code: str) -> str:
     if code in ACTIVITY_COLORS:
         return ACTIVITY_COLORS[code]
     return _EXTRA[sum(code.encode()) % len(_EXTRA)]
+
+
+def state_color(index: int) -> str:
+    """The colour of model state ``index`` (0-based; topics, regimes): never an
+    activity's colour. Cycles after ``len(STATE_COLORS)``."""
+    return STATE_COLORS[index % len(STATE_COLORS)]
 
 
 @dataclass(frozen=True)

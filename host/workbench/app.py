@@ -48,25 +48,25 @@ def run_workbench(files=(), models_dir=None, screenshot: str | None = None,
                              persist=not screenshot, restore_layout=not screenshot)
     for f in files:
         if os.path.isdir(f):
-            window.add_folder(f)
+            window.evaluate.add_folder(f)
     status = {"code": 0}
     old_sigint = signal.getsignal(signal.SIGINT)
     try:
         window.show()
-        fi = window.feature_combo.findData(feature_set)
-        window.feature_combo.setCurrentIndex(max(0, fi))
+        ev = window.evaluate
+        ev.feature_combo.setCurrentIndex(max(0, ev.feature_combo.findData(feature_set)))
         for spec in run_specs:
-            window.kind_combo.setCurrentIndex(window.kind_combo.findText(spec.kind))
-            window.param_form.set_values(spec.params)
-            if not window.start_run():
+            ev.kind_combo.setCurrentIndex(ev.kind_combo.findText(spec.kind))
+            ev.param_form.set_values(spec.params)
+            if not ev.start_run():
                 status["code"] = 2
                 break
-            window.wait_idle()
-        if run_specs and window.runs:
-            window.select_run(0)
-        window.tabs.setCurrentIndex(1 if tab == "models" else 0)
-        if tab == "models" and window.model_entries:
-            window.models_table.selectRow(0)
+            ev.wait_idle()
+        if run_specs and ev.runs:
+            ev.select_run(0)
+        window.tabs.setCurrentWidget(window.models if tab == "models" else ev)
+        if tab == "models" and window.models.model_entries:
+            window.models.models_table.selectRow(0)
         if screenshot:
             def shoot():
                 window.repaint()

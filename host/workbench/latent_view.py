@@ -3,8 +3,9 @@ dual-wing Bayesian harmonium (host/latent.py) onto its first two latent
 components, coloured by activity.  Clicking a point seeks the recording's trace
 (total handle load and speed against time) to that window.
 
-The windows are cut and the harmonium fitted off the GUI thread; the view only
-draws the result.
+The recording is one of those ticked in the Evaluate tab. The windows are cut and
+the harmonium fitted off the GUI thread; the view only draws the result. Legends sit
+beside the plots, not over the points.
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from host.gui.theme import activity_name, class_color
+from host.workbench.analysis_tab import NO_SELECTION, AnalysisTab, RecordingChoice
+from host.workbench.plots import LegendPlot
 
 
 class LatentMap:
@@ -26,105 +29,98 @@ class LatentMap:
         self.speed_trace = speed_trace
 
 
-def compute_map(path, n_components: int = 4, random_state: int = 0) -> LatentMap:
+def compute_map(path, n_components: int = 4, random_state: int = 0,
+                progress=lambda done, total: None) -> LatentMap:
     """Cut one recording into windows, fit the harmonium on them, project (eq. 22)."""
     from host import latent
 
+    progress(0, 2)
     windows = latent.session_windows(path)
     if len(windows.X) < 3:
         raise ValueError("%s holds fewer than three %g-second windows" % (path, latent.WINDOW_S))
+    progress(1, 2)
     est = latent.make_harmonium(max(2, n_components), random_state).fit(windows.X)
     Z = est.transform(windows.X)
+    progress(2, 2)
     # a trace to seek in: mean total load and speed per window, drawn as steps
     t = np.r_[windows.t_start, windows.t_end[-1]]
     return LatentMap(windows, Z, t, windows.X[:, 7], windows.X[:, 8])
 
 
-class LatentMapView(QtWidgets.QWidget):
+class LatentMapView(AnalysisTab):
     """Scatter of the first two latent components plus the recording's trace."""
 
     window_selected = QtCore.Signal(int, float, float)   # index, start s, end s
 
-    def __init__(self, recordings=lambda: [], parent=None) -> None:
-        super().__init__(parent)
-        self._recordings = recordings
+    def __init__(self, recordings=lambda: [], theme=None, parent=None) -> None:
+        super().__init__("Map", recordings, theme, parent=parent)
         self.map: LatentMap | None = None
         self.current: int | None = None
-        self._thread = None
-        self.errors: list[str] = []
-        lay = QtWidgets.QVBoxLayout(self)
-        row = QtWidgets.QHBoxLayout()
-        self.show_button = QtWidgets.QPushButton("Map the first selected recording")
-        self.show_button.setToolTip("Fit a dual-wing Bayesian harmonium on its 1-s windows")
-        self.show_button.clicked.connect(self.map_selected)
+        self.show_button = self.action_button
+        self.show_button.setToolTip("Fit a dual-wing Bayesian harmonium on the recording's "
+                                    "1-s windows")
+        self.recording = RecordingChoice()
         self.components = QtWidgets.QSpinBox()
         self.components.setRange(2, 16)
         self.components.setValue(4)
         self.components.setPrefix("components: ")
-        self.status = QtWidgets.QLabel("Tick a recording in Evaluate, then map it.")
-        row.addWidget(self.show_button)
-        row.addWidget(self.components)
-        row.addWidget(self.status, 1)
-        lay.addLayout(row)
+        for w in (QtWidgets.QLabel("Recording"), self.recording, self.components):
+            self.controls.addWidget(w)
         split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
-        self.scatter_plot = pg.PlotWidget()
-        self.scatter_plot.setLabel("bottom", "latent component 1  E[h1 | window]")
-        self.scatter_plot.setLabel("left", "latent component 2")
-        self.legend = self.scatter_plot.addLegend(offset=(5, 5))
+        self.scatter_view = LegendPlot()
+        self.scatter_view.set_theme(self.theme)
+        scatter = self.scatter_view.plot
+        scatter.setLabel("bottom", "latent component 1  E[h1 | window]")
+        scatter.setLabel("left", "latent component 2")
+        self.legend = self.scatter_view.legend
         # a ring that shows on light and dark themes
-        self.highlight = pg.ScatterPlotItem(size=20, pen=pg.mkPen("#d62728", width=3), brush=None)
-        self.scatter_plot.addItem(self.highlight)
-        self.trace_plot = pg.PlotWidget()
+        self.highlight = pg.ScatterPlotItem(size=20, pen=pg.mkPen("#d62728", width=3),
+                                            brush=None)
+        scatter.addItem(self.highlight)
+        self.trace_view = LegendPlot()
+        self.trace_view.set_theme(self.theme)
+        self.trace_plot = self.trace_view.plot
         self.trace_plot.setLabel("bottom", "time", units="s")
         self.trace_plot.setLabel("left", "window mean")
-        self.trace_plot.addLegend(offset=(5, 5))
         self.region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(80, 80, 200, 60))
         self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen("#d62728", width=2))
-        split.addWidget(self.scatter_plot)
-        split.addWidget(self.trace_plot)
+        split.addWidget(self.scatter_view)
+        split.addWidget(self.trace_view)
         split.setSizes([600, 600])
-        lay.addWidget(split, 1)
+        self.set_content(split)
         self._scatters: list[pg.ScatterPlotItem] = []
+        self.refresh_selection()
+
+    def hint_text(self) -> str:
+        if not self.selected_paths():
+            return NO_SELECTION
+        return "Press Map to project the 1-second windows of %s." \
+            % self.recording.currentText()
+
+    def refresh_selection(self) -> None:
+        self.recording.set_paths(self.selected_paths())
+        super().refresh_selection()
 
     # ---- work --------------------------------------------------------------------------
+    def run(self) -> bool:
+        return self.map_selected()
+
     def map_selected(self) -> bool:
-        paths = list(self._recordings())
-        if not paths:
+        """Map the chosen recording in the background (False: refused)."""
+        path = self.recording.path()
+        if path is None:
             self._error("No recording selected: tick one in the Evaluate tab.")
             return False
-        if self._thread is not None:
-            return False
-        from host.workbench.window import TaskThread
-
-        path, k = paths[0], self.components.value()
-        self._thread = TaskThread(lambda progress, cancelled: compute_map(path, k), self)
-        self._thread.succeeded.connect(self.show_map)
-        self._thread.failed.connect(self._error)
-        self._thread.finished.connect(self._done)
-        self.status.setText("Fitting the harmonium on %s…" % path)
-        self.show_button.setEnabled(False)
-        self._thread.start()
-        return True
-
-    @property
-    def busy(self) -> bool:
-        return self._thread is not None
-
-    def _done(self) -> None:
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.deleteLater()
-        self.show_button.setEnabled(True)
-
-    def _error(self, message: str) -> None:
-        self.errors.append(message)
-        self.status.setText(message)
+        k = self.components.value()
+        return self.start("Fitting the harmonium on %s" % self.recording.currentText(),
+                          lambda progress, cancelled: compute_map(path, k, progress=progress),
+                          self.show_map)
 
     # ---- drawing -----------------------------------------------------------------------
     def show_map(self, m: LatentMap) -> None:
         self.map = m
         for s in self._scatters:
-            self.scatter_plot.removeItem(s)
+            self.scatter_view.plot.removeItem(s)
         self._scatters = []
         self.legend.clear()
         labels = m.windows.labels
@@ -135,15 +131,16 @@ class LatentMapView(QtWidgets.QWidget):
                                    brush=pg.mkBrush(class_color(code) if code else "#bbbbbb"),
                                    pen=pg.mkPen(None), name=name, hoverable=True)
             s.sigClicked.connect(self._clicked)
-            self.scatter_plot.addItem(s)
+            self.scatter_view.plot.addItem(s)
             self._scatters.append(s)
-        self.trace_plot.clear()   # the legend stays and empties with it
+        self.trace_view.clear_plot()
         self.trace_plot.plot(m.t_trace, m.load_trace, stepMode="center", pen=pg.mkPen("#4e79a7", width=2),
                              name="total load / session 95th percentile")
         self.trace_plot.plot(m.t_trace, m.speed_trace, stepMode="center", pen=pg.mkPen("#59a14f", width=2),
                              name="speed (m/s)")
         self.trace_plot.addItem(self.region)
         self.trace_plot.addItem(self.cursor)
+        self.show_content()
         self.status.setText("%s: %d windows, subject %s. Click a point to seek to its window."
                             % (m.windows.path, len(labels), m.windows.subject))
         self.seek_window(0)

@@ -174,25 +174,33 @@ def report_summary(runs: list[Run]) -> dict:
 
 
 def train_and_save(config: RunConfig, models_dir, run: Run | None = None,
-                   out=None) -> pathlib.Path:
+                   out=None, progress=None) -> pathlib.Path:
     """Fit the configuration on all its recordings and save it into models_dir.
 
     The model's metadata is host.models.training_metadata, with the run's LOSO
-    metrics when a run of this configuration is given.
+    metrics when a run of this configuration is given. progress(done, 3) is told
+    before loading, fitting and saving (and may raise Cancelled to stop there:
+    nothing is saved then).
     """
+    if progress is None:
+        def progress(done, total):
+            return None
     from host.datasets import check_rates, load_sessions
     from host.models import training_metadata
 
     config.check()
     if run is not None and run.config != config:
         raise UserError("the run's settings differ from the ones to train")
+    progress(0, 3)
     sessions = load_sessions(list(config.paths), config.feature_set, config.track)
+    progress(1, 3)
     model = config.spec().make()
     try:
         model.fit([s.X for s in sessions], [s.y for s in sessions],
                   feature_set=config.feature_set)
     except ValueError as exc:
         raise UserError("cannot train: %s" % exc) from None
+    progress(2, 3)
     metrics = json_safe(run.result) if run is not None else None
     command = evaluate_command([run]) if run is not None else ""
     model.sample_rate_hz_ = check_rates(sessions)
@@ -214,6 +222,7 @@ def train_and_save(config: RunConfig, models_dir, run: Run | None = None,
             n += 1
             out = folder / ("%s-%s-%s-%d.npz" % (config.kind, config.feature_set, stamp, n))
     try:
-        return pathlib.Path(model.save(out))
+        saved = pathlib.Path(model.save(out))
     except OSError as exc:
         raise UserError("cannot save the model to %s: %s" % (out, exc)) from None
+    return saved

@@ -3,7 +3,9 @@
 areas, under a ribbon of its activities. Bottom: the topic-by-activity heatmap (mean
 topic proportions of each activity's documents over all selected recordings).
 
-The codebook and topics are learnt off the GUI thread; the view only draws.
+The codebook and topics are learnt off the GUI thread; the view only draws. Topics
+take the model-state colours (host.gui.theme.STATE_COLORS), never an activity's;
+the legend, beside the plot, lists the topics and then the ribbon's activities.
 """
 from __future__ import annotations
 
@@ -11,10 +13,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from host.gui.theme import activity_name, class_color
-
-TOPIC_COLOURS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
-                 "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
+from host.gui.theme import STATE_COLORS, activity_name, class_color, state_color
+from host.workbench.analysis_tab import NO_SELECTION, AnalysisTab
+from host.workbench.plots import LegendPlot
 
 
 class TopicsResult:
@@ -28,101 +29,86 @@ class TopicsResult:
         self.activities = activities    # (n_docs,) majority activity ("" unlabelled)
 
 
-def compute_topics(paths, n_topics: int) -> TopicsResult:
+def compute_topics(paths, n_topics: int, progress=lambda done, total: None) -> TopicsResult:
+    """Learn the topics of ``paths``; the first one's topics over time."""
     from host.topics import learn_topics
 
+    progress(0, 2)
     model = learn_topics(paths, n_topics=n_topics, progress=False)
+    progress(1, 2)
     t, theta, acts = model.session_topics(paths[0])
+    progress(2, 2)
     return TopicsResult(model, paths[0], t, theta, acts)
 
 
-class TopicsView(QtWidgets.QWidget):
-    def __init__(self, recordings=lambda: [], parent=None) -> None:
-        super().__init__(parent)
-        self._recordings = recordings
+class TopicsView(AnalysisTab):
+    """Number of topics and Learn; topics over time (legend beside) and the heatmap."""
+
+    def __init__(self, recordings=lambda: [], theme=None, parent=None) -> None:
+        super().__init__("Learn topics", recordings, theme, parent=parent)
         self.result: TopicsResult | None = None
-        self._thread = None
-        self.errors: list[str] = []
-        lay = QtWidgets.QVBoxLayout(self)
-        row = QtWidgets.QHBoxLayout()
-        self.learn_button = QtWidgets.QPushButton("Learn topics of the selected recordings")
+        self.learn_button = self.action_button
         self.learn_button.setToolTip("Motion words (k-means of 0.5 s windows), 10 s "
-                                     "documents, LDA by Bayesian moment matching")
-        self.learn_button.clicked.connect(self.learn_selected)
+                                     "documents, LDA by Bayesian moment matching, of the "
+                                     "recordings ticked in Evaluate")
         self.n_topics = QtWidgets.QSpinBox()
-        self.n_topics.setRange(2, len(TOPIC_COLOURS))
+        self.n_topics.setRange(2, len(STATE_COLORS))  # one distinct colour each
         self.n_topics.setValue(5)
         self.n_topics.setPrefix("topics: ")
-        self.status = QtWidgets.QLabel("Tick recordings in Evaluate, then learn their topics.")
-        row.addWidget(self.learn_button)
-        row.addWidget(self.n_topics)
-        row.addWidget(self.status, 1)
-        lay.addLayout(row)
-        self.time_plot = pg.PlotWidget()
+        self.controls.addWidget(self.n_topics)
+        self.time_view = LegendPlot()
+        self.time_view.set_theme(self.theme)
+        self.time_plot = self.time_view.plot
         self.time_plot.setLabel("bottom", "time", units="s")
         self.time_plot.setLabel("left", "topic proportion")
-        self.time_plot.addLegend(offset=(5, 5))
-        self.heat_plot = pg.PlotWidget()
+        self.heat_plot = pg.PlotWidget(background=self.theme.background)
         self.heat_plot.setLabel("bottom", "topic")
         self.heat_plot.setLabel("left", "activity")
         self.heat_plot.setTitle("mean topic proportion of each activity's documents "
-                                "(dark 0, bright 1)")
+                                "(dark 0, bright 1)", color=self.theme.foreground)
         self.heat_plot.getAxis("left").setWidth(150)  # room for activity names
         self.heatmap = pg.ImageItem()
         self.heat_plot.addItem(self.heatmap)
         split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
-        split.addWidget(self.time_plot)
+        split.addWidget(self.time_view)
         split.addWidget(self.heat_plot)
         split.setSizes([450, 350])
-        lay.addWidget(split, 1)
+        self.set_content(split)
 
-    @property
-    def busy(self) -> bool:
-        return self._thread is not None
+    def hint_text(self) -> str:
+        if not self.selected_paths():
+            return NO_SELECTION
+        return "Press Learn topics to learn the topics of the %d ticked recording(s)." \
+            % len(self.selected_paths())
+
+    def run(self) -> bool:
+        return self.learn_selected()
 
     def learn_selected(self) -> bool:
-        paths = list(self._recordings())
+        """Learn the selected recordings' topics in the background (False: refused)."""
+        paths = self.selected_paths()
         if not paths:
             self._error("No recording selected: tick one or more in the Evaluate tab.")
             return False
-        if self._thread is not None:
-            return False
-        from host.workbench.window import TaskThread
-
         k = self.n_topics.value()
-        self._thread = TaskThread(lambda progress, cancelled: compute_topics(paths, k), self)
-        self._thread.succeeded.connect(self.show_topics)
-        self._thread.failed.connect(self._error)
-        self._thread.finished.connect(self._done)
-        self.status.setText("Learning %d topics from %d recording(s)…" % (k, len(paths)))
-        self.learn_button.setEnabled(False)
-        self._thread.start()
-        return True
-
-    def _done(self) -> None:
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.deleteLater()
-        self.learn_button.setEnabled(True)
-
-    def _error(self, message: str) -> None:
-        self.errors.append(message)
-        self.status.setText(message)
+        return self.start("Learning %d topics from %d recording(s)" % (k, len(paths)),
+                          lambda progress, cancelled: compute_topics(paths, k, progress),
+                          self.show_topics)
 
     def show_topics(self, r: TopicsResult) -> None:
         self.result = r
         doc_s = r.model.header["doc_s"]
         edges = np.r_[r.t, r.t[-1] + doc_s] if len(r.t) else np.zeros(1)
-        self.time_plot.clear()
+        self.time_view.clear_plot()
         # stacked areas: topic k fills between the cumulative sums k-1 and k
         below = np.zeros(len(r.t))
         base = pg.PlotDataItem(edges, below.copy(), stepMode="center")
         for k in range(r.theta.shape[1]):
             top = below + r.theta[:, k]
             upper = self.time_plot.plot(edges, top, stepMode="center",
-                                        pen=pg.mkPen(TOPIC_COLOURS[k], width=1),
+                                        pen=pg.mkPen(state_color(k), width=1),
                                         name="topic %d" % k)
-            fill = pg.FillBetweenItem(base, upper, brush=pg.mkBrush(TOPIC_COLOURS[k]))
+            fill = pg.FillBetweenItem(base, upper, brush=pg.mkBrush(state_color(k)))
             self.time_plot.addItem(fill)
             base, below = upper, top
         # the activity ribbon above the areas
@@ -133,6 +119,11 @@ class TopicsView(QtWidgets.QWidget):
                 bar.setPen(pg.mkPen(None))
                 bar.setToolTip(activity_name(act))
                 self.time_plot.addItem(bar)
+        for act in sorted(set(r.activities) - {""}):  # the ribbon's key, below the topics
+            self.time_view.legend.addItem(
+                pg.ScatterPlotItem(symbol="s", size=10, pen=None,
+                                   brush=pg.mkBrush(class_color(act))),
+                "activity: " + activity_name(act))
         self.time_plot.setYRange(0, 1.14, padding=0)
         assoc = r.model.header["association"]
         acts = sorted(assoc)
@@ -144,6 +135,7 @@ class TopicsView(QtWidgets.QWidget):
                 [[(i + 0.5, activity_name(a)) for i, a in enumerate(acts)]])
             self.heat_plot.getAxis("bottom").setTicks(
                 [[(k + 0.5, str(k)) for k in range(M.shape[1])]])
+        self.show_content()
         self.status.setText("%s: %d documents of %g s; heatmap over %d documents of %d "
                             "recording(s)" % (r.path, len(r.t), doc_s,
                                               r.model.header["n_documents"],

@@ -9,6 +9,8 @@ from host.calibrate import CalibrationStore
 from host.gui.calibration_wizard import CalibrationWizard
 from host.virtual_port import bench_walker
 
+from gui_helpers import HANG_GUARD_MS
+
 
 def _drive(qtbot, wizard, seen, timeout_ms=120_000):
     """Press the enabled button of each step until the procedure ends."""
@@ -25,7 +27,7 @@ def _drive(qtbot, wizard, seen, timeout_ms=120_000):
         qtbot.wait(20)
         waited += 20
     # the worker's last word (done) is queued to the GUI thread
-    qtbot.waitUntil(lambda: wizard.finished_ok or wizard.error is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: wizard.finished_ok or wizard.error is not None, timeout=HANG_GUARD_MS)
 
 
 @pytest.mark.parametrize("procedure", ["load", "accel"])
@@ -77,12 +79,12 @@ def test_giving_up_in_the_wizard_saves_nothing(qtbot, tmp_path):
         qtbot.addWidget(wizard)
         wizard.show()
         wizard.start()
-        qtbot.waitUntil(wizard.next_button.isEnabled, timeout=30_000)
+        qtbot.waitUntil(wizard.next_button.isEnabled, timeout=HANG_GUARD_MS)
         wizard.next_button.click()  # position 1 done (wrongly: left upright)
-        qtbot.waitUntil(lambda: wizard.next_button.text() == "Redo", timeout=60_000)
+        qtbot.waitUntil(lambda: wizard.next_button.text() == "Redo", timeout=HANG_GUARD_MS)
         assert "the x axis should point up" in wizard.message.text()
         wizard.give_up.click()
-        qtbot.waitUntil(lambda: wizard.error is not None, timeout=30_000)
+        qtbot.waitUntil(lambda: wizard.error is not None, timeout=HANG_GUARD_MS)
     assert not wizard.finished_ok and "abandoned" in wizard.error
     assert not store.current_path(truth.walker_id).exists()
 
@@ -93,7 +95,7 @@ def test_the_monitors_walker_menu_opens_the_wizard_and_reconnects_after(
     window = make_window()
     window.calibration_speed = 4.0
     window.connect_to("virtual")
-    qtbot.waitUntil(lambda: window.controller.connected, timeout=10_000)
+    qtbot.waitUntil(lambda: window.controller.connected, timeout=HANG_GUARD_MS)
     window.actions_by_name["calibrate_encoder"].trigger()
     wizard = window.calibration_wizard
     assert window.controller.mode == "idle"  # the monitor let go of the walker
@@ -106,10 +108,10 @@ def test_the_monitors_walker_menu_opens_the_wizard_and_reconnects_after(
             wizard.next_button.click()
         qtbot.wait(20)
         waited += 20
-    qtbot.waitUntil(lambda: wizard.finished_ok or wizard.error is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: wizard.finished_ok or wizard.error is not None, timeout=HANG_GUARD_MS)
     assert wizard.finished_ok, wizard.error
     assert any(text.startswith("Roll 2/2") for text in seen)
     assert (tmp_path / "SIM-0.json").exists()
     wizard.give_up.click()  # "Close"
-    qtbot.waitUntil(lambda: window.controller.connected, timeout=10_000)
+    qtbot.waitUntil(lambda: window.controller.connected, timeout=HANG_GUARD_MS)
     assert window.controller.port == "virtual"

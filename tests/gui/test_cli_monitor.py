@@ -8,7 +8,7 @@ import pytest
 pytestmark = pytest.mark.integration
 
 
-def _run(args, env, timeout=60):
+def _run(args, env, timeout=600):  # a ceiling against hangs: start-up is slow when busy
     return subprocess.run([sys.executable, "-m", "host.cli", "monitor", *args],
                           capture_output=True, text=True, env=env, timeout=timeout)
 
@@ -21,6 +21,10 @@ def test_screenshot_of_the_window_after_some_seconds(tmp_path, model_path):
                    "--seed", "21"], env)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
+    # the terminal says which port and which model the window uses
+    said = result.stdout.splitlines()
+    assert "walkerlab monitor: model: %s, hmm" % model_path in said
+    assert [line for line in said if line.startswith("walkerlab monitor: port: ")]
     from PySide6 import QtGui
     image = QtGui.QImage(str(out))
     assert (image.width(), image.height()) == (1400, 900)

@@ -11,6 +11,8 @@ from PySide6 import QtWidgets
 
 from host.gui.startup import qt_application
 
+from gui_helpers import HANG_GUARD_MS
+
 freed_in_threads: list[int] = []
 
 
@@ -46,5 +48,5 @@ def test_cycles_holding_widgets_are_collected_by_the_gui_thread_only(qtbot):
     _allocate_cycles_in_a_worker()
     assert freed_in_threads == [], "a worker thread's allocations freed the widget"
     # ...and the GUI timer (1 s) does free it, in this (the GUI) thread.
-    qtbot.waitUntil(lambda: freed_in_threads != [], timeout=5000)
+    qtbot.waitUntil(lambda: freed_in_threads != [], timeout=HANG_GUARD_MS)
     assert freed_in_threads == [threading.get_ident()]

@@ -46,19 +46,3 @@ def test_cli_discover_and_user_error(free_recording, capsys):
     assert "d2" in read_tracks(free_recording)
     assert main(["discover", free_recording, "--max-regimes", "1", "--quiet"]) == 2
     assert "max-regimes" in capsys.readouterr().err
-
-
-def test_regimes_view_shows_discovered_regimes(qtbot, free_recording, tmp_path):
-    from host.workbench.regimes_view import RegimesView
-
-    view = RegimesView()
-    qtbot.addWidget(view)
-    view.path.setText(free_recording)
-    view.max_regimes.setValue(6)
-    view.run()
-    assert view.result is not None and "regime(s)" in view.status.text()
-    n_items = len([i for i in view.plot.getPlotItem().listDataItems()])
-    assert n_items == 1 + len(set(view.result.regimes.tolist()))
-    view.path.setText(str(tmp_path / "missing.h5"))
-    view.run()
-    assert view.status.text().startswith("error:")

@@ -44,8 +44,28 @@ def test_deploy_record_tare_rate_and_on_device_activity(served_walker, tmp_path,
     link.add_sink(recorder)
     link.add_sink(raw)
     link.open()
+    seen, decoder = [], wire.FrameDecoder(track_sequence=False)
+    raw_batches = []
+
+    def wait_for(condition):
+        """Collect frames until condition(frames) holds: the walker streams in real
+        time, so a busy machine takes longer (the ceiling only guards against a hang)."""
+        deadline = time.monotonic() + 120
+        while not condition(seen):
+            assert time.monotonic() < deadline, "the walker never got there"
+            time.sleep(0.05)
+            for batch in raw.drain():
+                raw_batches.append(batch)
+                seen.extend(decoder.feed(batch.raw))
+
+    def n_after(kind, index):
+        return sum(f.frame_type == kind for f in seen[index:])
+
+    def index_of(match):
+        return next((i for i, f in enumerate(seen) if match(f)), None)
+
     try:
-        deadline = time.monotonic() + 3
+        deadline = time.monotonic() + 120  # a ceiling against a hang
         while link.info is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert link.info is not None
@@ -55,17 +75,28 @@ def test_deploy_record_tare_rate_and_on_device_activity(served_walker, tmp_path,
         recorder.put_session(walker_id=link.info["walker_id"],
                              firmware_version=link.info["firmware_version"],
                              calibration=walker_cal.to_json())
-        time.sleep(2)
+        wait_for(lambda fr: n_after(wire.SAMPLE, 0) >= 100)
         link.send_command(wire.CMD_TARE)
-        time.sleep(2)
+
+        def tare_done(f):
+            return f.frame_type == wire.LOG and b"tare done" in f.payload
+
+        wait_for(lambda fr: index_of(tare_done) is not None
+                 and n_after(wire.SAMPLE, index_of(tare_done)) >= 50)
         link.send_command(wire.CMD_SET_RATE, wire.pack_set_rate(50))
-        time.sleep(2)
+
+        def rate_acked(f):
+            return f.frame_type == wire.ACK and f.payload[0] == wire.CMD_SET_RATE
+
+        wait_for(lambda fr: index_of(rate_acked) is not None
+                 and n_after(wire.SAMPLE, index_of(rate_acked)) >= 50
+                 and n_after(wire.ACTIVITY, 0) >= 5)
     finally:
         link.close()
         recorder.close()
 
     frames = wire.FrameDecoder(track_sequence=False).feed(
-        b"".join(batch.raw for batch in raw.drain()))
+        b"".join(batch.raw for batch in raw_batches + raw.drain()))
     kinds = [f.frame_type for f in frames]
     acks = [i for i, f in enumerate(frames) if f.frame_type == wire.ACK]
     tare_ack = next(i for i in acks if frames[i].payload[0] == wire.CMD_TARE)
@@ -170,17 +201,25 @@ def _serve(tmp_path, flash_dir):
     return proc, str(link)
 
 
-def _stream_frames(port_name, seconds=1.5):
+def _stream_frames(port_name, until):
+    """Frames streamed until ``until(frames)`` holds (the ceiling guards against a hang;
+    a busy machine only takes longer)."""
     import serial
 
+    decoder = wire.FrameDecoder(track_sequence=False)
+    frames = []
     with serial.Serial(port_name, 921600, timeout=0.05) as port:
         port.write(wire.encode_frame(wire.CMD_START, 1, 0))
-        data = bytearray()
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            data += port.read(4096)
+        deadline = time.monotonic() + 120
+        while not until(frames):
+            assert time.monotonic() < deadline, "the walker stopped sending"
+            frames += decoder.feed(port.read(4096))
         port.write(wire.encode_frame(wire.CMD_STOP, 2, 0))
-    return wire.FrameDecoder(track_sequence=False).feed(bytes(data))
+    return frames
+
+
+def _n_samples(frames):
+    return sum(f.frame_type == wire.SAMPLE for f in frames)
 
 
 def test_virtual_walker_keeps_a_deployed_model_on_its_flash_dir(tmp_path, hmm_file):
@@ -188,7 +227,7 @@ def test_virtual_walker_keeps_a_deployed_model_on_its_flash_dir(tmp_path, hmm_fi
     flash = tmp_path / "flash"
     proc, port = _serve(tmp_path, flash)
     try:
-        frames = _stream_frames(port, 0.5)
+        frames = _stream_frames(port, lambda fr: _n_samples(fr) >= 20)
         assert frames and not any(f.frame_type == wire.ACTIVITY for f in frames)
         assert walkerlab(["deploy-model", str(model_path), "--port", port, "--quiet"]) == 0
     finally:
@@ -197,7 +236,8 @@ def test_virtual_walker_keeps_a_deployed_model_on_its_flash_dir(tmp_path, hmm_fi
     assert (flash / "model.wlm").exists()
     proc, port = _serve(tmp_path, flash)  # "power cycle": the model comes back
     try:
-        frames = _stream_frames(port)
+        frames = _stream_frames(port, lambda fr: _n_samples(fr) >= 20 and any(
+            f.frame_type == wire.ACTIVITY for f in fr))
     finally:
         proc.terminate()
         proc.wait(10)

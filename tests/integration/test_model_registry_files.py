@@ -71,8 +71,8 @@ def test_the_workbench_lists_broken_files_without_failing(tmp_path, qtbot):
     _broken_files(tmp_path)
     window = WorkbenchWindow([], models_dir=str(tmp_path), persist=False)
     qtbot.addWidget(window)
-    window.refresh_models()
-    assert "7 broken file(s)" in window.models_problems.text()
+    window.models.refresh_models()
+    assert "7 broken file(s)" in window.models.models_problems.text()
 
 
 def test_out_refuses_to_overwrite_and_files_are_0644_with_history(recordings, tmp_path,

@@ -45,7 +45,8 @@ def _record(served, out, seconds):
                              "--quiet"], stderr=subprocess.PIPE, cwd=ROOT)
 
 
-def _wait_for_samples(path, proc, n=1, timeout=20.0):
+def _wait_for_samples(path, proc, n=1, timeout=120.0):
+    """Wait until the file holds n samples (the timeout guards against a hang only)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read()
@@ -61,7 +62,7 @@ def test_a_second_process_reads_the_recording_while_it_is_written(served_walker,
                                                                   capsys):
     served = served_walker(rate_hz=50)
     out = tmp_path / "live.h5"
-    proc = _record(served, out, 8)
+    proc = _record(served, out, 30)  # long enough for two reads on a busy machine
     try:
         _wait_for_samples(out, proc, n=25)
         first = _read_in_second_process(out, tmp_path / "a.npz")
@@ -71,9 +72,9 @@ def test_a_second_process_reads_the_recording_while_it_is_written(served_walker,
         # Changing a file being written is refused in one line.
         with pytest.raises(LiveRecordingError, match="still being written"):
             open_h5(out, "r+")
-        time.sleep(1.5)
+        _wait_for_samples(out, proc, n=len(first["seq"]) + 25)  # more written since
         second = _read_in_second_process(out, tmp_path / "b.npz")
-        assert proc.wait(30) == 0, proc.stderr.read()
+        assert proc.wait(120) == 0, proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -102,7 +103,8 @@ def test_kill_during_a_live_recording_then_recover_in_place(served_walker, tmp_p
     proc = _record(served, out, 60)
     try:
         _wait_for_samples(out, proc, n=100)
-        time.sleep(1.0)  # identity and calibration have arrived by now
+        # a second more of data: identity and calibration have arrived by now
+        _wait_for_samples(out, proc, n=150)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)

@@ -35,3 +35,25 @@ def varied_paths(exp2_paths, tmp_path):
     save_tracks(out[0], [LabelTrack.from_segments("alice", sim.segments(), annotator="alice",
                                                   source="human")])
     return out
+
+
+@pytest.fixture
+def open_bench(qtbot, tmp_path):
+    """open_bench(paths, size=(1400, 800)) -> a shown WorkbenchWindow listing paths (all
+    ticked), with a temporary registry and no saved settings; closed after the test."""
+    from host.workbench.window import WorkbenchWindow
+
+    made = []
+
+    def make(paths=(), size=(1400, 800)):
+        window = WorkbenchWindow(list(paths), models_dir=str(tmp_path / "registry"),
+                                 persist=False, restore_layout=False)
+        qtbot.addWidget(window)
+        window.resize(*size)
+        window.show()
+        made.append(window)
+        return window
+
+    yield make
+    for window in made:
+        window.close()

@@ -10,7 +10,7 @@ def _walkerlab(*args, tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen",
                WALKERLAB_SETTINGS=str(tmp_path / "settings.ini"))
     return subprocess.run([sys.executable, "-m", "host.cli", "workbench", *args],
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, text=True, env=env, timeout=600)
 
 
 def test_screenshot_after_a_run(exp2_paths, tmp_path):

@@ -16,7 +16,7 @@ def test_hinton_squares_area_is_proportional_to_usage():
 
 
 def test_view_draws_the_model_state_usage(qtbot, tmp_path):
-    from recognizers.hcrf_dpm_recognizer import HCRFDPMRecognizer
+    from recognizers.hcrf_dpm import HCRFDPMRecognizer
 
     rng = np.random.default_rng(0)
     acts = np.array(["ST", "WF", "TL"])
@@ -28,8 +28,10 @@ def test_view_draws_the_model_state_usage(qtbot, tmp_path):
     path = rec.save(tmp_path / "h.npz")
     view = HiddenStatesView()
     qtbot.addWidget(view)
-    view.path.setText(str(path))
-    view.run()
+    assert view.showing_hint and "\n" not in view.hint.text()
+    assert view.show_model(str(path))
+    qtbot.waitUntil(lambda: not view.busy, timeout=600_000)
+    assert view.errors == [] and not view.showing_hint
     usage = rec.model_.state_usage_
     x, y, size = (view.squares.data[k] for k in ("x", "y", "size"))
     assert len(x) == np.count_nonzero(usage)
@@ -38,35 +40,41 @@ def test_view_draws_the_model_state_usage(qtbot, tmp_path):
     ticks = view.plot.getAxis("left")._tickLevels[0]
     assert [t[1] for t in ticks] == [str(rec.classes_[c]) for c in rec.window_classes_]
     assert "%d of 4 hidden states used" % rec.model_.n_states_used_ in view.status.text()
-    view.path.setText(str(tmp_path / "missing.npz"))
-    view.run()
-    assert view.status.text().startswith("error:")
+    assert view.show_model(str(tmp_path / "missing.npz"))
+    qtbot.waitUntil(lambda: not view.busy, timeout=600_000)
+    assert len(view.errors) == 1 and "missing.npz" in view.status.text()
 
 
-def test_workbench_tab_shows_a_walker_model(qtbot, tmp_path, exp2_paths):
-    """The tab in the workbench window, on a model of simulated exp2 recordings."""
+def test_workbench_tab_trains_on_the_ticked_recordings_and_lists_the_model(
+        qtbot, tmp_path, open_bench, exp2_paths):
+    """Train in the tab (Evaluate's recordings and hcrf-dpm settings), in the background:
+    the model lands in the registry, the Models tab lists it, the diagram is its own."""
     import os
 
-    from host.datasets import load_sessions
-    from host.workbench.window import WorkbenchWindow
-    from recognizers.hcrf_dpm_recognizer import HCRFDPMRecognizer
+    from recognizers import load_recognizer
 
-    sessions = load_sessions(exp2_paths, "cop")
-    rec = HCRFDPMRecognizer(hop=50, n_outer=1, max_var_iter=10, max_grad_iter=40).fit(
-        [s.X for s in sessions], [s.y for s in sessions], feature_set="cop")
-    path = rec.save(tmp_path / "hcrf.npz")
-    bench = WorkbenchWindow(exp2_paths[:1], models_dir=str(tmp_path / "registry"),
-                            persist=False, restore_layout=False)
-    qtbot.addWidget(bench)
-    bench.resize(1100, 650)
-    bench.show()
+    bench = open_bench(exp2_paths[:2], size=(1100, 650))
     view = bench.hidden_states_view
     bench.tabs.setCurrentWidget(view)
-    view.path.setText(str(path))
-    view.run()
+    assert view.showing_hint and "train one" in view.hint.text()
+    ev = bench.evaluate
+    ev.kind_combo.setCurrentText("hcrf-dpm")
+    for name, v in (("hop", "50"), ("n_outer", "1"), ("max_var_iter", "10"),
+                    ("max_grad_iter", "40")):
+        ev.param_form.editors[name].setText(v)
+    assert view.run()
+    assert view.task_bar.progress.isVisible() and not view.action_button.isEnabled()
+    qtbot.waitUntil(lambda: not view.busy, timeout=600_000)
+    assert view.errors == [], view.errors
+    saved = view.model_path
+    assert os.path.dirname(saved) == str(tmp_path / "registry")
+    rec = load_recognizer(saved)
+    assert rec.metadata_["training_recordings"] == exp2_paths[:2]
+    assert rec.get_params()["max_grad_iter"] == 40
+    assert [e.path for e in bench.models.model_entries] == [saved]
+    assert view.model_choice.currentData() == saved
     assert len(view.squares.data) == np.count_nonzero(rec.model_.state_usage_)
-    assert "hidden states used" in view.status.text()
+    assert "hidden states used" in view.status.text() and not view.showing_hint
     out = os.environ.get("WALKERLAB_SCREENSHOT_DIR")
     if out:
         view.grab().save(os.path.join(out, "workbench-hidden-states-small.png"))
-    bench.close()

@@ -5,19 +5,12 @@ import numpy as np
 from PySide6 import QtCore
 
 
-def test_latent_map_click_seeks_recording_to_window(qtbot, tmp_path, exp2_paths):
-    from host.workbench.window import WorkbenchWindow
-
-    bench = WorkbenchWindow(exp2_paths[:1], models_dir=str(tmp_path / "registry"), persist=False,
-                            restore_layout=False)
-    qtbot.addWidget(bench)
-    bench.resize(1400, 800)
-    bench.show()
-    bench.set_all_checked(True)
+def test_latent_map_click_seeks_recording_to_window(qtbot, open_bench, exp2_paths):
+    bench = open_bench(exp2_paths[:1])
     view = bench.latent_view
     bench.tabs.setCurrentWidget(view)
     assert view.map_selected()
-    qtbot.waitUntil(lambda: not view.busy, timeout=60000)
+    qtbot.waitUntil(lambda: not view.busy, timeout=600_000)
     assert view.errors == []
     m = view.map
     assert m.Z.shape == (len(m.windows.labels), 4)
@@ -26,13 +19,13 @@ def test_latent_map_click_seeks_recording_to_window(qtbot, tmp_path, exp2_paths)
     qtbot.wait(50)
     # a real mouse click on the point of window k
     k = len(m.Z) // 2
-    vb = view.scatter_plot.getPlotItem().getViewBox()
+    vb = view.scatter_view.getPlotItem().getViewBox()
     vb.setRange(xRange=(m.Z[:, 0].min(), m.Z[:, 0].max()), yRange=(m.Z[:, 1].min(), m.Z[:, 1].max()))
     qtbot.wait(50)
     scene_pt = vb.mapViewToScene(QtCore.QPointF(m.Z[k, 0], m.Z[k, 1]))
-    widget_pt = view.scatter_plot.mapFromScene(scene_pt)
-    with qtbot.waitSignal(view.window_selected, timeout=2000) as sig:
-        qtbot.mouseClick(view.scatter_plot.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=widget_pt)
+    widget_pt = view.scatter_view.mapFromScene(scene_pt)
+    with qtbot.waitSignal(view.window_selected, timeout=600_000) as sig:
+        qtbot.mouseClick(view.scatter_view.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=widget_pt)
     index, t0, t1 = sig.args
     # the clicked point is window k or one drawn on top of it at the same place
     assert np.allclose(m.Z[index, :2], m.Z[k, :2], atol=0.05 * np.ptp(m.Z[:, :2], axis=0).max())
@@ -42,7 +35,6 @@ def test_latent_map_click_seeks_recording_to_window(qtbot, tmp_path, exp2_paths)
     out = os.environ.get("WALKERLAB_SCREENSHOT_DIR")
     if out:
         view.grab().save(os.path.join(out, "workbench-latent-map.png"))
-    bench.close()
 
 
 def test_latent_map_without_selection_says_so(qtbot, tmp_path):

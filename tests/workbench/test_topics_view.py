@@ -4,20 +4,13 @@ import os
 import numpy as np
 
 
-def test_topics_tab_learns_and_draws_areas_and_heatmap(qtbot, tmp_path, exp2_paths):
-    from host.workbench.window import WorkbenchWindow
-
-    bench = WorkbenchWindow(exp2_paths[:2], models_dir=str(tmp_path / "registry"), persist=False,
-                            restore_layout=False)
-    qtbot.addWidget(bench)
-    bench.resize(1400, 800)
-    bench.show()
-    bench.set_all_checked(True)
+def test_topics_tab_learns_and_draws_areas_and_heatmap(qtbot, open_bench, exp2_paths):
+    bench = open_bench(exp2_paths[:2])
     view = bench.topics_view
     bench.tabs.setCurrentWidget(view)
     view.n_topics.setValue(4)
     assert view.learn_selected()
-    qtbot.waitUntil(lambda: not view.busy, timeout=60000)
+    qtbot.waitUntil(lambda: not view.busy, timeout=600_000)
     assert view.errors == []
     r = view.result
     assert r.theta.shape == (len(r.t), 4)
@@ -30,7 +23,6 @@ def test_topics_tab_learns_and_draws_areas_and_heatmap(qtbot, tmp_path, exp2_pat
     out = os.environ.get("WALKERLAB_SCREENSHOT_DIR")
     if out:
         view.grab().save(os.path.join(out, "workbench-topics.png"))
-    bench.close()
 
 
 def test_topics_tab_without_selection_says_so(qtbot):

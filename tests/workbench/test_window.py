@@ -7,7 +7,7 @@ from PySide6 import QtCore
 
 from host.evaluate import ModelSpec, evaluate_recordings
 from host.workbench.runs import json_safe
-from host.workbench.window import _count
+from host.workbench.tables import frame_count as _count
 
 
 @pytest.fixture
@@ -29,10 +29,10 @@ def make_bench(qtbot, tmp_path):
         window.close()
 
 
-def _run(qtbot, bench, timeout=30000):
-    assert bench.start_run(), bench.errors_shown
-    qtbot.waitUntil(lambda: not bench.busy, timeout=timeout)
-    return bench.runs[-1]
+def _run(qtbot, bench, timeout=600_000):  # a ceiling against hangs only
+    assert bench.evaluate.start_run(), bench.errors_shown
+    qtbot.waitUntil(lambda: not bench.evaluate.busy, timeout=timeout)
+    return bench.evaluate.runs[-1]
 
 
 def _table_column(table, col):
@@ -41,46 +41,46 @@ def _table_column(table, col):
 
 def test_lists_recordings_with_subjects_and_filters(make_bench, varied_paths):
     bench = make_bench(varied_paths)
-    assert _table_column(bench.table, 1) == ["S000", "S001", "S002"]
-    assert _table_column(bench.table, 2) == ["SIM-0", "SIM-0", "W2"]
-    assert "alice" in bench.table.item(0, 3).text()
-    assert [r.subject for r in bench.selected_recordings()] == ["S000", "S001", "S002"]
-    bench.set_filter("walker", "SIM-0")
-    assert _table_column(bench.table, 1) == ["S000", "S001"]
-    assert [r.subject for r in bench.selected_recordings()] == ["S000", "S001"]
-    bench.set_filter("annotator", "alice")
-    assert _table_column(bench.table, 1) == ["S000"]
-    assert bench.track_combo.currentData() == "alice"  # learn from alice's labels
-    bench.set_filter("walker", "")
-    bench.set_filter("annotator", "")
-    bench.set_filter("subject", "S001")
-    assert _table_column(bench.table, 1) == ["S001"]
-    bench.set_filter("subject", "")
+    assert _table_column(bench.evaluate.recordings.table, 1) == ["S000", "S001", "S002"]
+    assert _table_column(bench.evaluate.recordings.table, 2) == ["SIM-0", "SIM-0", "W2"]
+    assert "alice" in bench.evaluate.recordings.table.item(0, 3).text()
+    assert [r.subject for r in bench.evaluate.selected_recordings()] == ["S000", "S001", "S002"]
+    bench.evaluate.recordings.set_filter("walker", "SIM-0")
+    assert _table_column(bench.evaluate.recordings.table, 1) == ["S000", "S001"]
+    assert [r.subject for r in bench.evaluate.selected_recordings()] == ["S000", "S001"]
+    bench.evaluate.recordings.set_filter("annotator", "alice")
+    assert _table_column(bench.evaluate.recordings.table, 1) == ["S000"]
+    assert bench.evaluate.track_combo.currentData() == "alice"  # learn from alice's labels
+    bench.evaluate.recordings.set_filter("walker", "")
+    bench.evaluate.recordings.set_filter("annotator", "")
+    bench.evaluate.recordings.set_filter("subject", "S001")
+    assert _table_column(bench.evaluate.recordings.table, 1) == ["S001"]
+    bench.evaluate.recordings.set_filter("subject", "")
     # Unticking a recording takes it out of the run, filters or not.
-    bench.table.item(1, 0).setCheckState(QtCore.Qt.CheckState.Unchecked)
-    assert [r.subject for r in bench.selected_recordings()] == ["S000", "S002"]
-    assert "2 of 3 recordings" in bench.selection_label.text()
+    bench.evaluate.recordings.table.item(1, 0).setCheckState(QtCore.Qt.CheckState.Unchecked)
+    assert [r.subject for r in bench.evaluate.selected_recordings()] == ["S000", "S002"]
+    assert "2 of 3 recordings" in bench.evaluate.recordings.selection_label.text()
     # Adding the folder again lists nothing twice.
-    assert bench.add_folder(os.path.dirname(varied_paths[0])) == 0
-    assert bench.table.rowCount() == 3
+    assert bench.evaluate.add_folder(os.path.dirname(varied_paths[0])) == 0
+    assert bench.evaluate.recordings.table.rowCount() == 3
 
 
 def test_run_from_the_window_gives_exactly_the_library_metrics(qtbot, make_bench,
                                                                exp2_paths):
     bench = make_bench(exp2_paths)
-    bench.kind_combo.setCurrentText("hmm")
-    bench.param_form.editors["n_bins"].setText("12")
+    bench.evaluate.kind_combo.setCurrentText("hmm")
+    bench.evaluate.param_form.editors["n_bins"].setText("12")
     run = _run(qtbot, bench)
     direct = evaluate_recordings(exp2_paths, [ModelSpec("hmm", {"n_bins": 12})],
                                  feature_set="cop", transition_window=25)[0]
     assert json_safe(run.result) == json_safe(direct)
     assert run.config.params["n_bins"] == 12
-    assert bench.runs_table.rowCount() == 1
-    assert bench.runs_table.item(0, 3).text() == "%.1f%%" % (
+    assert bench.evaluate.runs_table.rowCount() == 1
+    assert bench.evaluate.runs_table.item(0, 3).text() == "%.1f%%" % (
         100 * direct["accuracy_by_window"][0])
     # The confusion matrix shown is the run's, cell for cell.
     classes = [str(c) for c in direct["classes"]]
-    t = bench.confusion_table
+    t = bench.evaluate.confusion_table
     assert [t.horizontalHeaderItem(j).text() for j in range(t.columnCount())] == classes
     shown = [[t.item(i, j).text() for j in range(len(classes))] for i in range(len(classes))]
     assert shown == [[_count(n) for n in row] for row in direct["confusion"]]
@@ -92,44 +92,52 @@ def test_run_from_the_window_gives_exactly_the_library_metrics(qtbot, make_bench
 
 def test_cancel_stops_a_run(qtbot, make_bench, exp2_paths):
     bench = make_bench(exp2_paths)
-    assert bench.start_run()
-    assert bench.cancel_button.isEnabled() and not bench.run_button.isEnabled()
-    with qtbot.waitSignal(bench.thread.cancelled_, timeout=30000):
-        bench.cancel()
-    qtbot.waitUntil(lambda: not bench.busy, timeout=10000)
-    assert bench.runs == [] and bench.errors_shown == []
-    assert bench.run_button.isEnabled() and not bench.cancel_button.isEnabled()
+    assert bench.evaluate.start_run()
+    assert bench.evaluate.cancel_button.isEnabled() and not bench.evaluate.run_button.isEnabled()
+    with qtbot.waitSignal(bench.evaluate.runner.thread.cancelled_, timeout=600_000):
+        bench.evaluate.cancel()
+    qtbot.waitUntil(lambda: not bench.evaluate.busy, timeout=600_000)
+    assert bench.evaluate.runs == [] and bench.errors_shown == []
+    assert bench.evaluate.run_button.isEnabled() and not bench.evaluate.cancel_button.isEnabled()
     run = _run(qtbot, bench)  # and the next run works
-    assert len(bench.runs) == 1 and run.number == 2
+    assert len(bench.evaluate.runs) == 1 and run.number == 2
 
 
 def test_two_runs_side_by_side_and_report(qtbot, make_bench, exp2_paths, tmp_path):
     bench = make_bench(exp2_paths)
     first = _run(qtbot, bench)
-    bench.feature_combo.setCurrentIndex(bench.feature_combo.findData("loadcells"))
+    combo = bench.evaluate.feature_combo
+    combo.setCurrentIndex(combo.findData("loadcells"))
     second = _run(qtbot, bench)
     assert second.config.feature_set == "loadcells"
-    assert bench.runs_table.rowCount() == 2
-    assert [bench.runs_table.item(i, 0).text() for i in range(2)] == [first.name, second.name]
+    assert bench.evaluate.runs_table.rowCount() == 2
+    assert [bench.evaluate.runs_table.item(i, 0).text() for i in range(2)] == [first.name,
+                                                                               second.name]
+    # The runs' legend, beside the plots: no curve under it.
+    plots = bench.evaluate.window_plots
+    assert [label.text for _, label in plots.legend.items] == [first.name, second.name]
+    qtbot.waitUntil(lambda: not any(  # once laid out
+        plots.legend.sceneBoundingRect().intersects(p.getViewBox().sceneBoundingRect())
+        for p in plots.plots), timeout=60_000)
     # Three plots with one curve per run; per-activity accuracy with a column per run.
-    for plot in bench.window_plots.plots:
+    for plot in bench.evaluate.window_plots.plots:
         assert len(plot.listDataItems()) == 2
-    acc_curve = bench.window_plots.plots[0].listDataItems()[1]
+    acc_curve = bench.evaluate.window_plots.plots[0].listDataItems()[1]
     windows = sorted(second.result["accuracy_by_window"])
     assert list(acc_curve.xData) == windows
     assert list(acc_curve.yData) == pytest.approx(
         [100 * second.result["accuracy_by_window"][w] for w in windows])
-    assert bench.class_table.columnCount() == 2
-    cls = bench.class_table.verticalHeaderItem(0).text()
+    assert bench.evaluate.class_table.columnCount() == 2
+    cls = bench.evaluate.class_table.verticalHeaderItem(0).text()
     want = first.result["class_accuracy_by_window"][0][cls]
-    assert bench.class_table.item(0, 0).text() == ("—" if want is None
+    assert bench.evaluate.class_table.item(0, 0).text() == ("—" if want is None
                                                    else "%.1f%%" % (100 * want))
     # Unticking a run takes it out of the comparison.
-    bench.set_run_checked(0, False)
-    assert len(bench.window_plots.plots[0].listDataItems()) == 1
-    assert bench.class_table.columnCount() == 1
-    bench.set_run_checked(0, True)
-    index = bench.export_report(tmp_path / "report")
+    bench.evaluate.set_run_checked(0, False)
+    assert len(bench.evaluate.window_plots.plots[0].listDataItems()) == 1
+    assert bench.evaluate.class_table.columnCount() == 1
+    bench.evaluate.set_run_checked(0, True)
+    index = bench.evaluate.export_report(tmp_path / "report")
     metrics = json.loads((tmp_path / "report" / "metrics.json").read_text())
     assert len(metrics["models"]) == 2 and os.path.exists(index)
     assert metrics["models"][1]["accuracy_by_window"] == json_safe(
@@ -143,27 +151,27 @@ def test_train_and_save_into_the_registry_and_list_it(qtbot, make_bench, exp2_pa
 
     registry = tmp_path / "registry"
     bench = make_bench(exp2_paths, models_dir=str(registry))
-    assert bench.models_table.rowCount() == 0
+    assert bench.models.models_table.rowCount() == 0
     run = _run(qtbot, bench)
-    bench.select_run(0)
-    assert bench.train_selected()
-    qtbot.waitUntil(lambda: not bench.busy, timeout=30000)
+    bench.evaluate.select_run(0)
+    assert bench.evaluate.train_selected()
+    qtbot.waitUntil(lambda: not bench.evaluate.busy, timeout=600_000)
     assert bench.errors_shown == []
-    saved = bench.last_saved_model
+    saved = bench.evaluate.last_saved_model
     assert os.path.dirname(saved) == str(registry)
     meta = load_recognizer(saved).metadata_
     assert meta["metrics"] == json.loads(json.dumps(json_safe(run.result)))
     assert meta["training_recordings"] == exp2_paths
     # The models list shows it, selected, with its metrics.
-    assert bench.models_table.rowCount() == 1
-    row = [bench.models_table.item(0, j).text() for j in range(10)]
+    assert bench.models.models_table.rowCount() == 1
+    row = [bench.models.models_table.item(0, j).text() for j in range(10)]
     assert row[0] == os.path.basename(saved) and row[1] == "hmm" and row[2] == "cop"
     assert row[4] == "3"
     assert row[5] == "%.1f%%" % (100 * run.result["accuracy_by_window"][0])
     assert row[9] == "yes"  # an hmm runs on the walker
-    assert bench.selected_model().path == saved
-    assert "LOSO accuracy by window" in bench.model_details.toPlainText()
-    assert bench.deploy_button.isEnabled()
+    assert bench.models.selected_model().path == saved
+    assert "LOSO accuracy by window" in bench.models.model_details.toPlainText()
+    assert bench.models.deploy_button.isEnabled()
 
 
 def test_open_in_live_monitor_and_from_the_monitor(qtbot, make_bench, exp2_paths,
@@ -174,20 +182,20 @@ def test_open_in_live_monitor_and_from_the_monitor(qtbot, make_bench, exp2_paths
     registry = tmp_path / "registry"
     path = str(train_and_save(RunConfig(tuple(exp2_paths), "hmm"), registry))
     bench = make_bench(models_dir=str(registry))
-    bench.models_table.selectRow(0)
-    monitor = bench.open_in_monitor()  # deletes itself on close
+    bench.models.models_table.selectRow(0)
+    monitor = bench.models.open_in_monitor()  # deletes itself on close
     try:
         assert monitor.controller.model_path == path and monitor.isVisible()
         # A workbench opened from a monitor loads models into that monitor.
         monitor.actions_by_name["workbench"].trigger()
         child = monitor.workbench
         qtbot.addWidget(child)
-        child.models_folder.setText(str(registry))
-        child.refresh_models()
-        child.models_table.selectRow(0)
+        child.models.models_folder.setText(str(registry))
+        child.models.refresh_models()
+        child.models.models_table.selectRow(0)
         monitor.unload_model()
         assert monitor.controller.model_path is None
-        assert child.open_in_monitor() is monitor
+        assert child.models.open_in_monitor() is monitor
         assert monitor.controller.model_path == path
         assert isinstance(monitor, MainWindow)
     finally:
@@ -197,28 +205,28 @@ def test_open_in_live_monitor_and_from_the_monitor(qtbot, make_bench, exp2_paths
 def test_bad_input_shows_a_clear_error_and_no_traceback(qtbot, make_bench, exp2_paths,
                                                        tmp_path, capsys):
     bench = make_bench()
-    assert not bench.start_run()  # no recordings
+    assert not bench.evaluate.start_run()  # no recordings
     assert "no recordings selected" in bench.errors_shown[-1]
     junk = tmp_path / "junk.h5"
     junk.write_bytes(b"this is not HDF5")
-    assert bench.add_files([str(junk)]) == 0
-    assert "junk.h5" in bench.errors_shown[-1] and bench.table.rowCount() == 0
-    bench.add_files(exp2_paths[:1])
-    assert not bench.start_run()  # one subject
+    assert bench.evaluate.add_files([str(junk)]) == 0
+    assert "junk.h5" in bench.errors_shown[-1] and bench.evaluate.recordings.table.rowCount() == 0
+    bench.evaluate.add_files(exp2_paths[:1])
+    assert not bench.evaluate.start_run()  # one subject
     assert "at least two subjects" in bench.errors_shown[-1]
-    bench.add_files(exp2_paths[1:])
-    bench.param_form.editors["n_bins"].setText("many")
-    assert not bench.start_run()
+    bench.evaluate.add_files(exp2_paths[1:])
+    bench.evaluate.param_form.editors["n_bins"].setText("many")
+    assert not bench.evaluate.start_run()
     assert "n_bins must be a whole number" in bench.errors_shown[-1]
-    bench.param_form.editors["n_bins"].setText("0")
-    assert not bench.start_run()
+    bench.evaluate.param_form.editors["n_bins"].setText("0")
+    assert not bench.evaluate.start_run()
     assert "n_bins must be an int in the range [1, inf)" in bench.errors_shown[-1]
     empty = tmp_path / "empty-folder"
     empty.mkdir()
-    assert bench.add_folder(str(empty)) == 0
+    assert bench.evaluate.add_folder(str(empty)) == 0
     assert "holds no recordings" in bench.errors_shown[-1]
     assert all("\n" not in m for m in bench.errors_shown)
-    assert bench.runs == []
+    assert bench.evaluate.runs == []
     assert "Traceback" not in capsys.readouterr().err
 
 
@@ -226,10 +234,11 @@ def test_local_dask_cluster_from_the_window_gives_the_serial_metrics(qtbot, make
                                                                      exp2_paths):
     bench = make_bench(exp2_paths)
     serial = _run(qtbot, bench)
-    bench.scheduler_combo.setCurrentIndex(bench.scheduler_combo.findData("local"))
-    assert bench.workers_spin.isEnabled()
-    bench.workers_spin.setValue(1)
-    dask = _run(qtbot, bench, timeout=90000)
+    combo = bench.evaluate.scheduler_combo
+    combo.setCurrentIndex(combo.findData("local"))
+    assert bench.evaluate.workers_spin.isEnabled()
+    bench.evaluate.workers_spin.setValue(1)
+    dask = _run(qtbot, bench, timeout=600_000)
     assert bench.errors_shown == []
     assert dask.config.scheduler == "local" and dask.config.n_workers == 1
     assert json_safe(dask.result) == json_safe(serial.result)
@@ -245,17 +254,17 @@ def test_deploy_to_a_virtual_walker_over_a_pseudo_terminal(qtbot, make_bench, ex
                    registry)
     path = str(train_and_save(RunConfig(tuple(exp2_paths), "hmm"), registry))
     bench = make_bench(models_dir=str(registry))
-    kinds = [bench.models_table.item(i, 1).text() for i in range(2)]
-    bench.models_table.selectRow(kinds.index("hmm-em"))
-    assert not bench.deploy_button.isEnabled()  # the firmware runs discrete HMMs only
-    bench.models_table.selectRow(kinds.index("hmm"))
-    assert bench.deploy_button.isEnabled()
+    kinds = [bench.models.models_table.item(i, 1).text() for i in range(2)]
+    bench.models.models_table.selectRow(kinds.index("hmm-em"))
+    assert not bench.models.deploy_button.isEnabled()  # the firmware runs discrete HMMs only
+    bench.models.models_table.selectRow(kinds.index("hmm"))
+    assert bench.models.deploy_button.isEnabled()
     with BackgroundVirtualWalker(course="free", seed=3) as served:
-        result = bench.deploy(path, served.path)
+        result = bench.models.deploy(path, served.path)
         assert result is not None, bench.errors_shown
         assert served.walker.firmware.recognizer is not None
     assert result["classes"] == [str(c) for c in
-                                 json.loads(bench.model_details.toPlainText().split(
+                                 json.loads(bench.models.model_details.toPlainText().split(
                                      "label_set", 1)[1].splitlines()[0])]
-    assert bench.deploy(path, str(tmp_path / "no-such-port")) is None
+    assert bench.models.deploy(path, str(tmp_path / "no-such-port")) is None
     assert "no-such-port" in bench.errors_shown[-1]
