@@ -217,7 +217,7 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
                  doc_concentration=1.0, topic_word_prior=0.01, max_iter=100, tol=1e-5,
                  max_doc_iter=100, doc_tol=1e-6, n_warm=3, learning_offset=1.0,
                  learning_decay=0.6, total_samples=1e4, sort_topics=True,
-                 merge=True, n_merge_tries=3, label_weight=1.0, label_penalty=1.0,
+                 moves=True, initial_topics=None, label_weight=1.0, label_penalty=1.0,
                  max_label_iter=50, random_state=None):
         super().__init__(
             n_components, doc_truncation=doc_truncation,
@@ -225,8 +225,8 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
             topic_word_prior=topic_word_prior, max_iter=max_iter, tol=tol,
             max_doc_iter=max_doc_iter, doc_tol=doc_tol, n_warm=n_warm,
             learning_offset=learning_offset, learning_decay=learning_decay,
-            total_samples=total_samples, sort_topics=sort_topics, merge=merge,
-            n_merge_tries=n_merge_tries, random_state=random_state)
+            total_samples=total_samples, sort_topics=sort_topics, moves=moves,
+            initial_topics=initial_topics, random_state=random_state)
         self.label_weight = label_weight
         self.label_penalty = label_penalty
         self.max_label_iter = max_label_iter

@@ -31,7 +31,7 @@ def test_batch_bound_is_monotone():
     X, _, _ = bars(80, 40, seed=1)
     m = HDP(10, doc_truncation=5, max_iter=25, tol=0, random_state=0).fit(X)
     b = m.bound_
-    assert len(b) == 25 and np.all(np.isfinite(b))
+    assert len(b) >= 25 and np.all(np.isfinite(b))  # 25 iterations and the kept moves
     assert np.all(np.diff(b) >= -1e-8 * np.abs(b[1:]))
     assert b[-1] > b[0]
 
