@@ -206,11 +206,14 @@ class HDP(TransformerMixin, BaseEstimator):
         return (dirichlet.expected_log(self.components_),
                 sticks.expected_log_weights(self.stick_a_, self.stick_b_))
 
-    def _estep(self, M, varphi, zeta, fresh, labels=None):
+    def _estep(self, M, varphi, zeta, fresh, labels=None, forbid=None):
         """Document factors in place; returns the corpus statistics and the documents'
-        bounds.  ``labels`` (encoded classes) switch on a subclass' label terms."""
+        bounds.  ``labels`` (encoded classes) switch on a subclass' label terms;
+        topic ``forbid`` gets no document topic (a delete move's sweeps)."""
         K, W = self.components_.shape
         elog_phi, elog_beta = self._elogs()
+        if forbid is not None:
+            elog_beta[forbid] = -1e30  # (finite: the label kernel multiplies it by 0)
         sstats = np.zeros((K, W))
         counts = np.zeros(K)
         doc_bound = np.zeros(M.shape[0])
@@ -306,8 +309,9 @@ class HDP(TransformerMixin, BaseEstimator):
     # _MOVE_GAP iterations, and at convergence; each is kept only if the bound rises.
     _MOVE_TOL = 1e-3
     _MOVE_GAP = 3
-    _DELETE_SHARE = (1e-3, 0.05)  # delete candidates: topics with this share of words
+    _DELETE_SHARE = (1e-3, 0.2)   # delete candidates: topics with this share of words
     _DELETE_TRIES = 3
+    _DELETE_SWEEPS = 2
     _BIRTH_DOCS = 0.3             # birth targets: this share of the documents (>= 5)
     _BIRTH_SWEEPS = 3
     _BIRTH_TOPICS = 4
@@ -429,17 +433,24 @@ class HDP(TransformerMixin, BaseEstimator):
         first; returns the bound after the kept deletes, or None."""
         share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
         lo, hi = self._DELETE_SHARE
-        candidates = [k for k in np.argsort(share) if lo <= share[k] < hi]
+        # (a topic whose delete failed is not tried again until some move is kept)
+        failed = getattr(self, "_failed_deletes", set())
+        candidates = [k for k in np.argsort(share) if lo <= share[k] < hi and k not in failed]
         new_bound = None
         for j in candidates[:self._DELETE_TRIES]:
             new = self._delete_move(M, varphi, zeta, bound, labels, int(j))
-            if new is not None:
+            if new is None:
+                failed.add(j)
+            else:
                 bound = new_bound = new
+                failed = set()
+        self._failed_deletes = failed
         return new_bound
 
     def _delete_move(self, M, varphi, zeta, bound, labels, j):
         """Delete topic j: every document topic mapped to it moves to its best other
-        topics (:func:`hdp_core.varphi_without_topic`), the corpus factors follow.
+        topics (:func:`hdp_core.varphi_without_topic`), the corpus factors follow and
+        the documents take ``_DELETE_SWEEPS`` sweeps without topic j.
         Kept only if the bound rises: returns the new bound, or None (state unchanged;
         deleting an empty topic changes nothing)."""
         snapshot = self._snapshot(varphi, zeta)
@@ -449,7 +460,12 @@ class HDP(TransformerMixin, BaseEstimator):
             return None
         if hasattr(self, "coef_"):
             self.coef_[:, j] = 0.0
-        new = self._globals_from_locals(M, varphi, zeta, labels)
+        self._globals_from_locals(M, varphi, zeta, labels)
+        # the words of the document topics that mapped to j find their new places
+        for _ in range(self._DELETE_SWEEPS):
+            self._set_globals(*self._estep(M, varphi, zeta, False, labels, forbid=j)[:2])
+            self._update_label_weights(M, varphi, zeta, labels)
+        new = self._bound(M, varphi, zeta, labels)
         if new > bound:
             return new
         self._restore(snapshot, varphi, zeta)
