@@ -67,7 +67,7 @@ def run_ours(X, Xte, K, T, max_iter, seed):
     t = time.perf_counter()
     m = HDP(K, doc_truncation=T, max_iter=max_iter, random_state=seed).fit(X)
     secs = time.perf_counter() - t
-    return m.n_topics_used_, recovery(m.topic_word_, m.topic_counts_), m.perplexity(Xte), secs
+    return m.n_topics_used_, recovery(m.topic_word_, m.topic_counts_), m.completion_perplexity(Xte), secs
 
 
 def run_gensim(X, Xte, K, T, passes, seed):

@@ -2,7 +2,7 @@
 
     from recognizers.modelling import HDP
     hdp = HDP(n_components=30, doc_truncation=10).fit(X)   # X: (n_docs, n_words) counts
-    hdp.n_topics_used_, hdp.topic_word_, hdp.transform(X), hdp.perplexity(X_test)
+    hdp.n_topics_used_, hdp.topic_word_, hdp.transform(X), hdp.completion_perplexity(X_test)
 
 ``fit`` is batch coordinate ascent: the document factors are warm-started from the
 previous iteration, so the bound (``bound_``) never decreases.  ``partial_fit`` is
@@ -19,10 +19,11 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.hdp_core import corpus_statistics as corpus_statistics_kernel
@@ -30,7 +31,7 @@ from recognizers.modelling.hdp_core import (doc_bound, doc_estep, doc_estep_labe
                                             join_document_topics, varphi_without_topic)
 from recognizers.modelling.hdp_moves import (merge_gains, neg_entropy, stick_merge_gains,
                                              stick_term, topic_log_b, update_merge_gains)
-from recognizers.modelling.perplexity import check_counts, check_vocabulary, heldout_perplexity
+from recognizers.modelling.perplexity import check_counts, heldout_perplexity
 
 __all__ = ["HDP"]
 
@@ -138,7 +139,7 @@ class HDP(TransformerMixin, BaseEstimator):
                            "n_documents_seen_", "n_batches_", "n_iter_", "bound_")
 
     _parameter_constraints = {
-        "n_components": [Interval(Integral, 2, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
         "doc_truncation": [Interval(Integral, 2, None, closed="left")],
         "corpus_concentration": [Interval(Real, 0, None, closed="neither")],
         "doc_concentration": [Interval(Real, 0, None, closed="neither")],
@@ -179,6 +180,29 @@ class HDP(TransformerMixin, BaseEstimator):
         self.moves = moves
         self.initial_topics = initial_topics
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        return tags
+
+    def _validate_counts(self, X, reset, y="no_validation"):
+        """X as CSR float64 counts (non-negative; fractional weights are allowed) with
+        int64 indices; with ``y``, ``(M, y)``.  ``reset`` records ``n_features_in_``,
+        otherwise X must have the fitted vocabulary."""
+        if isinstance(y, str) and y == "no_validation":
+            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=reset)
+        else:
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                                 reset=reset)
+        check_non_negative(X, type(self).__name__)
+        M = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        M.eliminate_zeros()
+        M.sum_duplicates()
+        M.indptr = M.indptr.astype(np.int64)
+        M.indices = M.indices.astype(np.int64)
+        return M if isinstance(y, str) and y == "no_validation" else (M, y)
 
     # ---- state ----------------------------------------------------------------------
     def _init_state(self, M) -> None:
@@ -239,8 +263,7 @@ class HDP(TransformerMixin, BaseEstimator):
         self.components_ = self.components_[order]
         self.stick_counts_ = self.stick_counts_[order]
         self.topic_counts_ = self.topic_counts_[order]
-        self.stick_a_, self.stick_b_ = sticks.stick_posterior(
-            self.stick_counts_, self.corpus_concentration)
+        self._set_corpus_sticks()
 
     def _fresh_local(self, M, rng):
         T = self.doc_truncation
@@ -248,12 +271,20 @@ class HDP(TransformerMixin, BaseEstimator):
         varphi = np.zeros((M.shape[0], T, self.n_components))
         return varphi, zeta
 
+    def _set_corpus_sticks(self) -> None:
+        """``q(beta')`` from ``stick_counts_`` (no stick at all when K = 1)."""
+        if self.stick_counts_.size < 2:
+            self.stick_a_, self.stick_b_ = np.ones(0), np.ones(0)
+            return
+        self.stick_a_, self.stick_b_ = sticks.stick_posterior(self.stick_counts_,
+                                                              self.corpus_concentration)
+
     def _set_globals(self, sstats, counts, scale=1.0, rho=1.0):
         eta, gamma = self.topic_word_prior, self.corpus_concentration
         self.components_ = (1 - rho) * self.components_ + rho * (eta + scale * sstats)
         self.stick_counts_ = (1 - rho) * self.stick_counts_ + rho * scale * counts
         self.topic_counts_ = (self.components_.sum(1) - eta * self.components_.shape[1])
-        self.stick_a_, self.stick_b_ = sticks.stick_posterior(self.stick_counts_, gamma)
+        self._set_corpus_sticks()
 
     def _global_bound(self) -> float:
         eta, lam = self.topic_word_prior, self.components_
@@ -269,8 +300,19 @@ class HDP(TransformerMixin, BaseEstimator):
     # ---- fitting --------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Batch coordinate ascent from scratch (monotone bound, ``bound_``)."""
-        M = check_counts(X)
+        """Batch coordinate ascent with moves from scratch (monotone bound, ``bound_``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_docs, n_words)
+            Word counts (non-negative; fractional weights are allowed).
+        y : ignored
+
+        Returns
+        -------
+        self : HDP
+        """
+        M = self._validate_counts(X, reset=True)
         self._init_state(M)
         return self._fit_batch(M, None)
 
@@ -566,13 +608,22 @@ class HDP(TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
-        """One online step on the mini-batch X (the first call initialises)."""
-        M = check_counts(X)
+        """One online step on the mini-batch X (the first call initialises; no moves).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_docs, n_words)
+            Word counts of the mini-batch.
+        y : ignored
+
+        Returns
+        -------
+        self : HDP
+        """
         first = not hasattr(self, "components_")
+        M = self._validate_counts(X, reset=first)
         if first:
             self._init_state(M)
-        else:
-            check_vocabulary(M, self.n_features_in_)
         return self._online_step(M, None, first)
 
     def _online_step(self, M, labels, first):
@@ -606,14 +657,48 @@ class HDP(TransformerMixin, BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self, "components_")
-        return check_vocabulary(check_counts(X), self.n_features_in_)
+        return self._validate_counts(X, reset=False)
 
     def local_factors(self, X):
-        """Document factors with the corpus fixed: ``(M, varphi (D,T,K), zeta (nnz,T))``."""
+        """Document factors with the corpus fixed.
+
+        Each document's start depends only on its own words (a fixed random row per
+        word), so a document's factors do not depend on the others in X.
+
+        Returns
+        -------
+        M : CSR matrix, the validated counts.
+        varphi : ndarray of shape (n_docs, T, K), document topics' maps to corpus topics.
+        zeta : ndarray of shape (nnz, T), each word entry's document-topic assignment.
+        """
         M = self._check_X(X)
-        varphi, zeta = self._fresh_local(M, np.random.default_rng(self.seed_ + 3))
+        T, K = self.doc_truncation, self.n_components
+        start = np.random.default_rng(self.seed_ + 3).dirichlet(np.ones(T),
+                                                                 size=self.n_features_in_)
+        zeta = np.ascontiguousarray(start[M.indices]) if M.nnz else np.zeros((0, T))
+        varphi = np.zeros((M.shape[0], T, K))
         self._estep(M, varphi, zeta, True)
         return M, varphi, zeta
+
+    def score(self, X, y=None) -> float:
+        """The evidence lower bound of X's documents with the corpus fixed (their
+        terms of the bound, without the corpus factors' KL); higher is better.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_docs, n_words)
+        y : ignored
+
+        Returns
+        -------
+        float
+        """
+        M, varphi, zeta = self.local_factors(X)
+        elog_phi, elog_beta = self._elogs()
+        out = np.zeros(M.shape[0])
+        doc_bound(M.indptr, M.indices, M.data, elog_phi, elog_beta,
+                  float(self.doc_concentration), varphi, zeta, out)
+        return float(out.sum())
 
     def transform(self, X) -> np.ndarray:
         """(n_docs, K) expected corpus-topic frequencies of each document's words
@@ -621,9 +706,21 @@ class HDP(TransformerMixin, BaseEstimator):
         M, varphi, zeta = self.local_factors(X)
         return topic_frequencies(M, varphi, zeta)
 
-    def perplexity(self, X) -> float:
-        """Held-out perplexity by document completion (``heldout_perplexity``), with the
-        finite-K Dirichlet ``alpha_0 E[beta]`` as the documents' prior."""
+    def completion_perplexity(self, X) -> float:
+        """Held-out perplexity by document completion (:func:`heldout_perplexity`: the
+        proportions are folded in on half of each document's words, the other half is
+        scored), with the finite-K Dirichlet ``alpha_0 E[beta]`` as the prior.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_docs, n_words)
+            Held-out documents' integer word counts.
+
+        Returns
+        -------
+        float
+            Lower is better.
+        """
         self._check_X(X)
         prior = np.maximum(self.doc_concentration * self.topic_weights_, 1e-10)
         return heldout_perplexity(self.topic_word_, prior, X, random_state=0)

@@ -37,7 +37,6 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from recognizers.modelling.hdp import HDP
 from recognizers.modelling.hdp_core import label_value_grad
-from recognizers.modelling.perplexity import check_counts, check_vocabulary
 
 __all__ = ["SupervisedHDP", "label_statistics", "label_term", "label_grad_varphi",
            "check_labels", "encode_labels"]
@@ -133,7 +132,8 @@ def _check_classes(classes) -> np.ndarray:
     if classes.dtype == object:
         classes = classes.astype(str)
     if classes.size < 2:
-        raise ValueError("a classifier needs at least 2 classes, got %d" % classes.size)
+        raise ValueError("a classifier needs at least 2 classes, got %d class"
+                         % classes.size)
     return classes
 
 
@@ -159,19 +159,26 @@ class TopicSoftmaxMixin:
     time, P5) and :class:`~recognizers.modelling.slda.SupervisedLDA` (``eta_y . zbar``):
     scores ``transform(X) @ coef_.T``."""
 
-    def decision_function(self, X) -> np.ndarray:
-        """(n_docs, C) scores ``coef_ . (topic proportions)``."""
+    def _topic_scores(self, X) -> np.ndarray:
         check_is_fitted(self, "coef_")
         return self.transform(X) @ self.coef_.T
 
+    def decision_function(self, X) -> np.ndarray:
+        """Scores ``coef_ . (topic proportions)``: (n_docs, C), or for two classes the
+        (n_docs,) margin of ``classes_[1]`` over ``classes_[0]`` (scikit-learn's
+        convention)."""
+        s = self._topic_scores(X)
+        return s[:, 1] - s[:, 0] if s.shape[1] == 2 else s
+
     def predict_proba(self, X) -> np.ndarray:
-        """(n_docs, C) softmax of :meth:`decision_function`."""
-        s = self.decision_function(X)
+        """(n_docs, C) softmax of the scores."""
+        s = self._topic_scores(X)
         return np.exp(s - logsumexp(s, axis=1, keepdims=True))
 
     def predict(self, X) -> np.ndarray:
         """The best-scoring labels, from ``classes_``."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        s = self._topic_scores(X)
+        return self.classes_[np.argmax(s, axis=1)]
 
 
 class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
@@ -267,8 +274,20 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
     # ---- fitting --------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Batch Algorithm 1 from scratch on documents X (counts) with labels y."""
-        M = check_counts(X)
+        """Batch Algorithm 1 with HDP's moves, from scratch, on documents X with labels y.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_docs, n_words)
+            Word counts (non-negative).
+        y : array-like of shape (n_docs,)
+            Class labels.
+
+        Returns
+        -------
+        self : SupervisedHDP
+        """
+        M, y = self._validate_counts(X, reset=True, y=y)
         y = check_labels(y, M.shape[0])
         self.classes_ = _check_classes(y)
         labels = encode_labels(y, self.classes_)
@@ -281,15 +300,14 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
         """One online step on the labelled mini-batch (X, y).  The first call needs
         ``classes`` (every label the stream will hold); later labels must be among
         them.  On a model fitted with ``fit`` the step continues from its state."""
-        M = check_counts(X)
-        y = check_labels(y, M.shape[0])
         first = not hasattr(self, "components_")
+        M, y = self._validate_counts(X, reset=first, y=y)
+        y = check_labels(y, M.shape[0])
         if first:
             if classes is None:
                 raise ValueError("classes must be given on the first call to partial_fit")
             self.classes_ = _check_classes(classes)
         else:
-            check_vocabulary(M, self.n_features_in_)
             if classes is not None and not np.array_equal(_check_classes(classes),
                                                           self.classes_):
                 raise ValueError("classes differ from the classes of the earlier calls: %s"
