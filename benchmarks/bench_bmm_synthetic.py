@@ -40,16 +40,15 @@ from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from recognizers.bmm import (  # noqa: E402
+from recognizers.modelling.datasets import make_separable_hmm, sample_hmm  # noqa: E402
+from recognizers.modelling.hmm.bmm import (  # noqa: E402
     BMMHMM,
     _mixture_profiles,
     best_permutation_accuracy,
-    make_separable_hmm,
-    sample_hmm,
 )
-from recognizers.modelling import bmm_core as core  # noqa: E402
+from recognizers.modelling.hmm import bmm_core as core  # noqa: E402
 from recognizers.modelling import chain  # noqa: E402
-from recognizers.online_em import OnlineEMHMM  # noqa: E402
+from recognizers.modelling.hmm.online_em import OnlineEMHMM  # noqa: E402
 
 
 # --------------------------------------------------------------------------- EM

@@ -20,7 +20,7 @@ Tasks:
   standardised raw features (no thresholds).
 
 Both libraries get exactly the same feature values: ours computes them
-(:func:`recognizers.modelling.crf_core.featurize`) and CRFsuite receives them as
+(:func:`recognizers.modelling.crf.linear_chain_core.featurize`) and CRFsuite receives them as
 ``{name: value}`` attributes (threshold features as the one indicator that
 fires per threshold), with ``feature.possible_states`` and
 ``feature.possible_transitions`` on so both have the same weights.  Both train by
@@ -59,9 +59,9 @@ try:
 except ImportError:  # pragma: no cover
     sys.exit("bench_crf needs python-crfsuite (pip install python-crfsuite, or `make bench`)")
 
-from recognizers.crf import LinearChainCRF  # noqa: E402
-from recognizers.crf_features import fit_feature_spec  # noqa: E402
-from recognizers.modelling.crf_core import featurize  # noqa: E402
+from recognizers.modelling.crf import LinearChainCRF  # noqa: E402
+from recognizers.modelling.crf.features import fit_feature_spec  # noqa: E402
+from recognizers.modelling.crf.linear_chain_core import featurize  # noqa: E402
 
 
 # --------------------------------------------------------------------------- data

@@ -26,8 +26,12 @@ from device.firmware import model_format
 from device.firmware.hmm_filter import DeviceHMM
 from device.sim.virtual_walker import simulate_session_bytes
 from recognizers.discretize import EqualFrequencyDiscretizer
-from recognizers.hmm import (CategoricalEmissions, HMMRecognizer, MultiCategoricalHMM,
-                             persistence_transmat)
+from recognizers.hmm_recognizer import HMMRecognizer
+from recognizers.modelling.hmm import (
+    CategoricalEmissions,
+    MultiCategoricalHMM,
+    persistence_transmat,
+)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 N_STEPS = 2000

@@ -61,7 +61,7 @@ def pct(values, q) -> float:
 def train_small_model(folder: str) -> str:
     from host.datasets import load_sessions
     from host.simulate import simulate_to_files
-    from recognizers.hmm import HMMRecognizer
+    from recognizers.hmm_recognizer import HMMRecognizer
 
     paths = simulate_to_files("free", 4, 100, folder, duration_s=300, progress=False)
     sessions = load_sessions(paths, "cop")

@@ -36,7 +36,7 @@ from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
 from sklearn.neural_network import BernoulliRBM  # noqa: E402
 
 from recognizers.modelling import BayesianHarmonium, Harmonium  # noqa: E402
-from recognizers.modelling import harmonium_core as core  # noqa: E402
+from recognizers.modelling.harmonium import harmonium_core as core  # noqa: E402
 
 from recognizers.modelling import LDA  # noqa: E402
 

@@ -34,9 +34,9 @@ import time
 import numpy as np
 from sklearn.metrics import f1_score
 
-from recognizers.modelling.hcrf import HCRFClassifier
-from recognizers.modelling.hcrfdpm import HCRFDPM, encode_signed
-from recognizers.modelling.sequence_data import make_two_hmm_task
+from recognizers.modelling.crf.hcrf import HCRFClassifier
+from recognizers.modelling.crf.hcrfdpm import HCRFDPM, encode_signed
+from recognizers.modelling.datasets import make_two_hmm_task
 
 
 def two_hmm_task(rng, n, T=30):

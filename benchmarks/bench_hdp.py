@@ -33,11 +33,11 @@ import warnings
 
 import numpy as np
 
-from recognizers.modelling.hdp import HDP
-from recognizers.modelling.perplexity import heldout_perplexity
-from recognizers.modelling.shdp import SupervisedHDP
-from recognizers.modelling.slda import SupervisedLDA
-from recognizers.modelling.topic_data import make_labelled_bars, topic_recovery
+from recognizers.modelling.topics.hdp import HDP
+from recognizers.modelling.topics.perplexity import heldout_perplexity
+from recognizers.modelling.topics.shdp import SupervisedHDP
+from recognizers.modelling.topics.slda import SupervisedLDA
+from recognizers.modelling.datasets import make_labelled_bars, topic_recovery
 
 
 def bars(n_docs, n_words, n_topics=6, block=8, concentration=0.3, seed=0):

@@ -52,7 +52,7 @@ try:
 except ImportError:  # pragma: no cover
     sys.exit("bench_hmm needs hmmlearn (pip install hmmlearn, or `make bench`)")
 
-from recognizers.hmm import (  # noqa: E402
+from recognizers.modelling.hmm import (  # noqa: E402
     CategoricalEmissions,
     CategoricalHMM,
     GaussianHMM,

@@ -39,7 +39,7 @@ import scipy.sparse as sp  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from recognizers.modelling import LDA, heldout_perplexity  # noqa: E402
-from recognizers.modelling.topic_data import make_lda_corpus  # noqa: E402
+from recognizers.modelling.datasets import make_lda_corpus  # noqa: E402
 
 
 def synthetic():

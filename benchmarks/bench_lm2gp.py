@@ -21,9 +21,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
-from recognizers.modelling.lm2gp import LM2GP  # noqa: E402
+from recognizers.modelling.gp.lm2gp import LM2GP  # noqa: E402
 from recognizers.modelling.matching import hungarian_error  # noqa: E402
-from recognizers.modelling.sbhmm import StickBreakingHMM  # noqa: E402
+from recognizers.modelling.hmm.sbhmm import StickBreakingHMM  # noqa: E402
 
 
 def task(seed, T, D=10):

@@ -18,9 +18,9 @@ Rows (the peers at their documented settings, benchmarks/README.md):
   ``transitions="counts"``, since these streams change activity every 10 s);
 * supervised Gaussian HMM: parameters set from the labels (class frame means and
   diagonal variances, counted transitions), the way hmmlearn users do supervised
-  HMMs, then Viterbi; the same parameters in ``recognizers.hmm.GaussianHMM`` and in
+  HMMs, then Viterbi; the same parameters in ``recognizers.modelling.hmm.GaussianHMM`` and in
   ``hmmlearn.hmm.GaussianHMM``: same accuracy by construction, decode time compared;
-* linear-chain CRF: ``recognizers.crf.LinearChainCRF`` (bias + standardised raw
+* linear-chain CRF: ``recognizers.modelling.crf.LinearChainCRF`` (bias + standardised raw
   channels, c2 = 1) against CRFsuite on exactly the same feature values with the
   same stopping rule and ``feature.minfreq`` below every feature sum (the
   ``bench_crf`` settings);
@@ -57,7 +57,8 @@ except ImportError:  # pragma: no cover
     sys.exit("bench_real_imu needs hmmlearn (pip install hmmlearn, or `make bench`)")
 
 from recognizers.evaluation import window_accuracy  # noqa: E402
-from recognizers.hmm import GaussianHMM, HMMRecognizer  # noqa: E402
+from recognizers.hmm_recognizer import HMMRecognizer  # noqa: E402
+from recognizers.modelling.hmm import GaussianHMM  # noqa: E402
 from recognizers.modelling.matching import cooccurrence, map_states  # noqa: E402
 
 CASES_PER_STREAM = 10
@@ -146,8 +147,8 @@ def row_gaussian_hmm(Xtr, ytr, Xte, yte):
 
 def row_crf(Xtr, ytr, Xte, yte, iterations):
     from benchmarks.bench_crf import crfsuite_params, run_crfsuite
-    from recognizers.crf import LinearChainCRF
-    from recognizers.crf_features import fit_feature_spec
+    from recognizers.modelling.crf import LinearChainCRF
+    from recognizers.modelling.crf.features import fit_feature_spec
 
     kw = dict(thresholds=None, raw=True, c2=1.0, max_iterations=iterations)
     LinearChainCRF(**dict(kw, max_iterations=2)).fit(Xtr[:1], ytr[:1])  # warm-up

@@ -28,7 +28,7 @@ from device.sim.virtual_walker import simulate_session_bytes
 from host.features import FeatureExtractor
 from host.replay import replay_bytes
 from host.samples import StreamDecoder
-from recognizers.hmm import HMMRecognizer
+from recognizers.hmm_recognizer import HMMRecognizer
 
 
 def session_bytes(minutes: float, rate: int, seed: int) -> bytes:

@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from recognizers.modelling import BayesianHarmonium, Harmonium  # noqa: E402
-from recognizers.modelling import harmonium_core as core  # noqa: E402
+from recognizers.modelling.harmonium import harmonium_core as core  # noqa: E402
 
 ML_SETTINGS = dict(learning_rate=0.01, n_iter=1000, batch_size=None, fit_visible_bias=False)
 BAYES_SETTINGS = dict(step_size=2.0, n_burn_in=500, n_samples=100, thinning=5, prior_mean=0.0, prior_std=0.1,

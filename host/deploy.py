@@ -43,7 +43,7 @@ def feature_constants(calibration: WalkerCalibration) -> list[float]:
 
 def model_bytes(recognizer, calibration: WalkerCalibration) -> bytes:
     """The firmware model file for a fitted HMMRecognizer (UserError if it cannot be)."""
-    from recognizers.hmm import HMMRecognizer
+    from recognizers.hmm_recognizer import HMMRecognizer
 
     if not isinstance(recognizer, HMMRecognizer):
         raise UserError("only the discrete HMM runs on the walker (train it with "

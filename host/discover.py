@@ -2,7 +2,7 @@
 
 Features are averaged over fixed windows (an hour at 50 Hz is 180,000 frames;
 1 s windows give 3,600 points, which the stick-breaking HMM fits in seconds),
-a :class:`recognizers.modelling.sbhmm.StickBreakingHMM` chooses the number of
+a :class:`recognizers.modelling.hmm.sbhmm.StickBreakingHMM` chooses the number of
 regimes, and the Viterbi path is written back as a label track (source
 "model") that the annotator opens for a person to name and correct.
 """
@@ -16,9 +16,9 @@ from host.datasets import load_features
 from host.errors import UserError
 from host.recording.reader import LabelTrack, open_recording
 from host.recording.labels import save_tracks
-from recognizers.modelling.lm2gp import LM2GP
+from recognizers.modelling.gp.lm2gp import LM2GP
 from recognizers.modelling.matching import hungarian_error
-from recognizers.modelling.sbhmm import StickBreakingHMM
+from recognizers.modelling.hmm.sbhmm import StickBreakingHMM
 
 
 @dataclass

@@ -5,7 +5,7 @@ window features (host/latent.py: five events such as "handle loaded" and five
 statistics such as mean wheel speed, in physical units). A k-means codebook over the
 standardised sub-windows turns each into a *motion word*; a *document* is a run of
 consecutive sub-windows (10 s by default), counted as a bag of words. LDA
-(recognizers/modelling/lda.py, BMM by default) finds the topics: recurring mixtures of
+(recognizers/modelling/topics/lda.py, BMM by default) finds the topics: recurring mixtures of
 motion words, which `topics show` describes in physical terms and, where recordings are
 labelled, against the activities.
 

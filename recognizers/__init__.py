@@ -1,25 +1,34 @@
 """Activity recognizers for the instrumented walker, behind one contract.
 
+The walker side of the project; the estimators they wrap are the library
+:mod:`recognizers.modelling` (one subpackage per model family).
+
 * :mod:`recognizers.base`: the contract (:class:`Recognizer`), errors, tags,
   the registry (``RECOGNIZERS``, :func:`load_recognizer`) and model files;
-* :mod:`recognizers.hmm`: the thesis's supervised discrete multi-sensor HMM, and
-  hmmlearn-compatible HMMs learned by EM (``GaussianHMM``, ``GMMHMM``,
-  ``CategoricalHMM``, ``MultiCategoricalHMM``) or collapsed Gibbs
-  (``CollapsedGibbsHMM``);
-* :mod:`recognizers.crf`: the linear-chain CRF (``LinearChainCRF``) and its
-  walker recognizer ``"crf"``;
-* :mod:`recognizers.unsupervised`: the unsupervised walker recognizers
+* :mod:`recognizers.hmm_recognizer`: ``"hmm"``, the thesis's supervised discrete
+  multi-sensor HMM over equal-frequency bins;
+* :mod:`recognizers.crf_recognizer`: ``"crf"``, around the linear-chain CRF;
+* :mod:`recognizers.latent_recognizers`: the unsupervised walker recognizers
   ``"hmm-em"``, ``"hmm-gibbs"`` and ``"bmm"`` (latent states mapped to
   activities; BMM keeps learning with ``partial_fit``);
-* :mod:`recognizers.bmm`: ``BMMHMM``, online Bayesian moment matching (hmmlearn
-  conventions), and :mod:`recognizers.online_em`: the online EM baseline;
-* :mod:`recognizers.shdp`: ``"shdp"``, a supervised HDP over documents of motion
-  words (:mod:`recognizers.motion_words`), learning online with ``partial_fit``;
+* :mod:`recognizers.shdp_recognizer`: ``"shdp"``, a supervised HDP over documents
+  of motion words (:mod:`recognizers.motion_words`), learning online with
+  ``partial_fit``;
+* :mod:`recognizers.hcrf_dpm_recognizer`: ``"hcrf-dpm"``, windows classified by
+  the HCRF with a Dirichlet-process mixture;
 * :mod:`recognizers.discretize`: equal-frequency bins (thesis 6.6);
 * :mod:`recognizers.evaluation`: window accuracy, transitions, confusion,
-  leave-one-subject-out;
-* :mod:`recognizers.modelling`: pure inference cores (chain recursions, ...).
+  leave-one-subject-out.
+
+:mod:`recognizers.hmm` (the hmmlearn drop-in: ``from recognizers.hmm import
+GaussianHMM``), :mod:`recognizers.crf` and :mod:`recognizers.bmm` re-export the
+estimators under their historical paths; other modules that moved stay
+importable by their old names (:mod:`recognizers._moved_modules`).
 """
+from recognizers import _moved_modules
+
+_moved_modules.install()
+
 from recognizers.base import (
     RECOGNIZERS,
     ModelFormatError,
@@ -32,9 +41,9 @@ from recognizers.base import (
     load_recognizer,
     register_recognizer,
 )
-from recognizers.crf import CRFRecognizer, LinearChainCRF
-from recognizers.hcrf_dpm import HCRFDPMRecognizer
-from recognizers.shdp import SHDPRecognizer
+from recognizers.crf_recognizer import CRFRecognizer
+from recognizers.hcrf_dpm_recognizer import HCRFDPMRecognizer
+from recognizers.shdp_recognizer import SHDPRecognizer
 from recognizers.discretize import EqualFrequencyDiscretizer
 from recognizers.evaluation import (
     TransitionCounts,
@@ -45,7 +54,10 @@ from recognizers.evaluation import (
     window_accuracy,
     window_correct,
 )
-from recognizers.hmm import (
+from recognizers.hmm_recognizer import HMMRecognizer
+from recognizers.latent_recognizers import BMMRecognizer, EMHMMRecognizer, GibbsHMMRecognizer
+from recognizers.modelling.crf import LinearChainCRF
+from recognizers.modelling.hmm import (
     GMMHMM,
     CategoricalEmissions,
     CategoricalHMM,
@@ -53,12 +65,10 @@ from recognizers.hmm import (
     CollapsedGibbsHMM,
     ConvergenceWarning,
     GaussianHMM,
-    HMMRecognizer,
     MultiCategoricalHMM,
     count_supervised,
     persistence_transmat,
 )
-from recognizers.unsupervised import BMMRecognizer, EMHMMRecognizer, GibbsHMMRecognizer
 
 __all__ = [
     "RECOGNIZERS",

@@ -8,7 +8,7 @@ supervised HDP) reads.  Two users share the codebook:
 * ``host/topics.py`` (``walkerlab topics``) describes half-second windows by the
   latent map's named window features (events and statistics in physical units)
   and learns LDA topics over 10-s documents;
-* the ``"shdp"`` recognizer (``recognizers/shdp.py``) describes sub-windows of
+* the ``"shdp"`` recognizer (``recognizers/shdp_recognizer.py``) describes sub-windows of
   the recognizer's frames (any feature set) by :func:`subwindow_stats` and
   classifies documents of a few seconds with a supervised HDP.
 

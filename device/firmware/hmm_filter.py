@@ -1,5 +1,5 @@
 # The on-device recognizer: the filtered discrete HMM of the host's HMMRecognizer
-# (recognizers/hmm.py), one frame at a time, in a scaled recursion:
+# (recognizers/hmm_recognizer.py), one frame at a time, in a scaled recursion:
 #   symbols: per sensor, the number of bin edges <= the feature (bisection)
 #   ll[k] = sum_s log P(symbol_s | k)              (log table, sensor order)
 #   w[k] = exp(ll[k] - max ll)                      (shift: no underflow)

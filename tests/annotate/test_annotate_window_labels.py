@@ -144,7 +144,7 @@ def test_read_only_tracks_refuse_edits_and_copies_are_editable(qtbot, open_windo
 def test_model_predictions_track_is_read_only_and_copyable(qtbot, open_window,
                                                            session_files, tmp_path):
     from host.datasets import load_sessions
-    from recognizers.hmm import HMMRecognizer
+    from recognizers.hmm_recognizer import HMMRecognizer
 
     path, _, _ = session_files
     sessions = load_sessions([path], "cop")

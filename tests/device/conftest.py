@@ -14,7 +14,7 @@ def sim_sessions(tmp_path_factory):
 def trained_hmms(sim_sessions):
     """{feature set: fitted HMMRecognizer} trained on the first session."""
     from host.datasets import load_sessions
-    from recognizers.hmm import HMMRecognizer
+    from recognizers.hmm_recognizer import HMMRecognizer
 
     models = {}
     for fs in ("cop", "loadcells"):

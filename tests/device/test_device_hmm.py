@@ -30,7 +30,7 @@ def _device(model, calibration):
                                              ("cop", "counts")])
 def test_device_filter_matches_host_filter(trained_hmms, sim_sessions, fs, transitions):
     from host.datasets import load_sessions
-    from recognizers.hmm import HMMRecognizer
+    from recognizers.hmm_recognizer import HMMRecognizer
 
     model = trained_hmms[fs]
     if transitions == "counts":  # dense transitions: the K x K path of the filter

@@ -7,7 +7,7 @@ def model_path(tmp_path_factory):
     """A small HMM trained on two simulated free-living subjects (a few seconds)."""
     from host.datasets import load_sessions
     from host.simulate import simulate_to_files
-    from recognizers.hmm import HMMRecognizer
+    from recognizers.hmm_recognizer import HMMRecognizer
 
     folder = tmp_path_factory.mktemp("gui-model")
     paths = simulate_to_files("free", 2, 100, folder, duration_s=150, progress=False)

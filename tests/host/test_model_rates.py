@@ -10,7 +10,7 @@ from host.models import load_model
 from host.replay import replay_recording
 from host.simulate import simulate_to_files
 from recognizers import CRFRecognizer, HMMRecognizer, load_recognizer
-from recognizers.hmm import persistence_transmat
+from recognizers.modelling.hmm import persistence_transmat
 from recognizers.rates import (RateWarning, mean_stay_s, persistence_tau_at_rate,
                                transmat_at_rate)
 

@@ -50,7 +50,7 @@ def check(reader, path: Path):
 
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory):
-    import recognizers.hmm  # noqa: F401 - registers the "hmm" kind
+    import recognizers.hmm_recognizer  # noqa: F401 - registers the "hmm" kind
 
     root = tmp_path_factory.mktemp("hostile")
     rng = np.random.default_rng(0)

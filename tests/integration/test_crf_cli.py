@@ -8,7 +8,7 @@ from host.cli import main as walkerlab
 from host.replay import replay_recording
 from host.simulate import simulate_to_files
 from recognizers import load_recognizer
-from recognizers.crf import CRFRecognizer
+from recognizers.crf_recognizer import CRFRecognizer
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="module")
 def hmm_file(tmp_path_factory):
     from host.datasets import load_sessions
-    from recognizers.hmm import HMMRecognizer
+    from recognizers.hmm_recognizer import HMMRecognizer
 
     out = tmp_path_factory.mktemp("fw-model")
     paths = simulate_to_files("free", 1, 31, out, duration_s=300, progress=False)

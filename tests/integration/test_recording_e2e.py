@@ -31,7 +31,7 @@ def _info(path, capsys):
 
 @pytest.fixture(scope="module")
 def trained_model(tmp_path_factory):
-    from recognizers.hmm import HMMRecognizer
+    from recognizers.hmm_recognizer import HMMRecognizer
     from host.datasets import load_sessions
 
     out = tmp_path_factory.mktemp("model")

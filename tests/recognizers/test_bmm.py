@@ -8,13 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recognizers.base import NotFittedError, clone
-from recognizers.bmm import (
-    BMMHMM,
-    best_permutation_accuracy,
-    make_separable_hmm,
-    sample_hmm,
-)
-from recognizers.modelling import bmm_core as core
+from recognizers.modelling.datasets import make_separable_hmm, sample_hmm
+from recognizers.modelling.hmm.bmm import BMMHMM, best_permutation_accuracy
+from recognizers.modelling.hmm import bmm_core as core
 from recognizers.modelling import chain
 from recognizers.modelling import dirichlet as D
 

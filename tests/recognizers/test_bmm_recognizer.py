@@ -9,7 +9,7 @@ import pytest
 
 from recognizers import BMMRecognizer, NotFittedError, load_recognizer
 from recognizers.base import ModelFormatError
-from recognizers.bmm import BMMHMM
+from recognizers.modelling.hmm.bmm import BMMHMM
 from tests.recognizers.conftest import synthetic_sessions
 
 

@@ -8,10 +8,11 @@ from scipy.special import logsumexp
 
 from recognizers import load_recognizer
 from recognizers.base import ModelFormatError, NotFittedError
-from recognizers.crf import CRFRecognizer, LinearChainCRF
-from recognizers.crf_features import pair_thresholds
+from recognizers.crf_recognizer import CRFRecognizer
+from recognizers.modelling.crf import LinearChainCRF
+from recognizers.modelling.crf.features import pair_thresholds
 from recognizers.modelling import chain
-from recognizers.modelling.crf_core import featurize
+from recognizers.modelling.crf.linear_chain_core import featurize
 
 LABELS = np.array(["A", "B", "C"])
 
@@ -264,7 +265,7 @@ def test_save_load_round_trip_is_exact(fitted, tmp_path):
 
 def test_loading_another_kind_or_a_damaged_file_is_a_model_format_error(fitted, tmp_path):
     rec, Xs = fitted
-    from recognizers.hmm import HMMRecognizer
+    from recognizers.hmm_recognizer import HMMRecognizer
 
     hmm = HMMRecognizer().fit(Xs, [np.asarray(y) for y in toy_data(9, (40, 35, 50))[1]])
     hmm.save(tmp_path / "hmm.npz")

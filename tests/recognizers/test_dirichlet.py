@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from recognizers.modelling import bmm_core as core
+from recognizers.modelling.hmm import bmm_core as core
 from recognizers.modelling import dirichlet as D
 
 MODES = {"sum": core.MODE_SUM, "first": core.MODE_FIRST}

@@ -8,7 +8,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
 from recognizers.modelling import BayesianHarmonium, Harmonium
-from recognizers.modelling import harmonium_core as core
+from recognizers.modelling.harmonium import harmonium_core as core
 
 
 def _problem(M=5, J=2, scale=0.6, seed=0):

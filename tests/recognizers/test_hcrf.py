@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from recognizers.modelling import hcrf_core
-from recognizers.modelling.hcrf import HCRFClassifier
+from recognizers.modelling.crf import hcrf_core
+from recognizers.modelling.crf.hcrf import HCRFClassifier
 
 C, H, D = 2, 2, 3
 S = C * H

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from recognizers import Recognizer
-from recognizers.hcrf_dpm import HCRFDPMRecognizer, window_starts
+from recognizers.hcrf_dpm_recognizer import HCRFDPMRecognizer, window_starts
 
 
 @pytest.mark.parametrize("T,W,H", [(100, 40, 10), (95, 40, 20), (30, 40, 10), (40, 40, 7)])
@@ -40,7 +40,7 @@ def test_needs_two_window_labels():
 
 
 def test_block_stats_are_the_means_and_deviations_of_the_latest_blocks():
-    from recognizers.hcrf_dpm import block_stats
+    from recognizers.hcrf_dpm_recognizer import block_stats
 
     Z = np.random.default_rng(0).normal(size=(2, 23, 3))
     S = block_stats(Z, 5)                      # 4 blocks of 5 from the end; 3 oldest left out
@@ -54,7 +54,7 @@ def test_block_stats_are_the_means_and_deviations_of_the_latest_blocks():
 
 
 def test_hat_encoding_interpolates_linearly_between_knots():
-    from recognizers.hcrf_dpm import fit_knots, hat_encode
+    from recognizers.hcrf_dpm_recognizer import fit_knots, hat_encode
 
     rng = np.random.default_rng(1)
     V = rng.normal(size=(500, 2))
@@ -71,8 +71,8 @@ def test_hat_encoding_interpolates_linearly_between_knots():
 
 
 def test_fit_keeps_the_best_checkpoint():
-    from recognizers.modelling.hcrfdpm import HCRFDPM, encode_signed
-    from recognizers.modelling.sequence_data import make_two_hmm_task
+    from recognizers.modelling.crf.hcrfdpm import HCRFDPM, encode_signed
+    from recognizers.modelling.datasets import make_two_hmm_task
 
     X, y = make_two_hmm_task(np.random.default_rng(0), 20, 10)
     m = HCRFDPM(n_states=4, n_restarts=1, n_outer=2, max_var_iter=10, max_grad_iter=30,

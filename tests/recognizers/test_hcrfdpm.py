@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from recognizers.modelling import hcrfdpm_core as core
+from recognizers.modelling.crf import hcrfdpm_core as core
 from recognizers.modelling import sticks
-from recognizers.modelling.hcrfdpm import HCRFDPM, encode_signed
-from recognizers.modelling.sequence_data import make_two_hmm_task
+from recognizers.modelling.crf.hcrfdpm import HCRFDPM, encode_signed
+from recognizers.modelling.datasets import make_two_hmm_task
 
 L, C, D = 3, 2, 2
 
@@ -171,7 +171,7 @@ def test_sequence_lists_work_in_pipelines():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import FunctionTransformer
 
-    from recognizers.modelling.hcrf import HCRFClassifier
+    from recognizers.modelling.crf.hcrf import HCRFClassifier
 
     rng = np.random.default_rng(2)
     X, y = _hmm_pair(rng, 16, T=8)

@@ -7,8 +7,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 
 from recognizers.modelling import sticks
-from recognizers.modelling.hdp import HDP
-from recognizers.modelling.perplexity import heldout_perplexity
+from recognizers.modelling.topics.hdp import HDP
+from recognizers.modelling.topics.perplexity import heldout_perplexity
 
 
 def bars(n_docs, n_words, n_topics=6, block=8, seed=0):
@@ -78,7 +78,7 @@ def test_document_sticks_are_the_closed_form():
     bounds = np.zeros(M.shape[0])
     varphi2, zeta2 = varphi.copy(), zeta.copy()
     m._estep(M, varphi2, zeta2, False)
-    from recognizers.modelling.hdp_core import doc_estep
+    from recognizers.modelling.topics.hdp_core import doc_estep
     elog_phi, elog_beta = m._elogs()
     doc_estep(M.indptr, M.indices, M.data.astype(float), elog_phi, elog_beta, 1.0,
               varphi2, zeta2, False, 0, 1, 0.0, sstats, counts, bounds)

@@ -5,11 +5,11 @@ deleting an empty topic changes nothing, births grow a run started with one topi
 import numpy as np
 import pytest
 
-from recognizers.modelling.hdp import HDP
-from recognizers.modelling.hdp_moves import merge_gains, stick_merge_gains, stick_term
-from recognizers.modelling.perplexity import check_counts
-from recognizers.modelling.shdp import SupervisedHDP
-from recognizers.modelling.topic_data import make_labelled_bars
+from recognizers.modelling.datasets import make_labelled_bars
+from recognizers.modelling.topics.hdp import HDP
+from recognizers.modelling.topics.hdp_moves import merge_gains, stick_merge_gains, stick_term
+from recognizers.modelling.topics.perplexity import check_counts
+from recognizers.modelling.topics.shdp import SupervisedHDP
 
 
 def bars(n_docs, n_words, n_topics=4, block=5, seed=0):

@@ -8,8 +8,8 @@ feeds negative features although the estimators' ``positive_only`` tag says coun
 """
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from recognizers.modelling.hdp import HDP
-from recognizers.modelling.shdp import SupervisedHDP
+from recognizers.modelling.topics.hdp import HDP
+from recognizers.modelling.topics.shdp import SupervisedHDP
 
 EXPECTED = {
     "check_classifiers_train": "a bag of words sees only the rows' proportions; "

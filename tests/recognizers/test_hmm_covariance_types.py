@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from recognizers.hmm import GMMHMM, GaussianHMM
+from recognizers.modelling.hmm import GMMHMM, GaussianHMM
 from recognizers.modelling.em import ConvergenceMonitor, ConvergenceWarning
 from recognizers.modelling.emissions import (
     GaussianPrior,
@@ -20,7 +20,7 @@ from recognizers.modelling.emissions import (
     TiedGaussianEmissions,
     make_gaussian_emissions,
 )
-from recognizers.modelling.hmm_utils import fill_covars
+from recognizers.modelling.hmm.utils import fill_covars
 
 
 def _data(seed=0, T=300, D=3, K=3):

@@ -13,7 +13,7 @@ from recognizers import (
     load_recognizer,
     persistence_transmat,
 )
-from recognizers.hmm import CategoricalEmissions, CategoricalStats
+from recognizers.modelling.hmm import CategoricalEmissions, CategoricalStats
 from recognizers.modelling import chain
 
 

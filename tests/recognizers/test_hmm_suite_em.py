@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from recognizers.hmm import (
+from recognizers.modelling.hmm import (
     GMMHMM,
     CategoricalEmissions,
     CategoricalHMM,

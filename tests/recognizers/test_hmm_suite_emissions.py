@@ -6,7 +6,7 @@ import pytest
 from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 
-from recognizers.hmm import GMMHMM, GaussianHMM
+from recognizers.modelling.hmm import GMMHMM, GaussianHMM
 from recognizers.modelling.emissions import (
     DiagGaussianEmissions,
     FullGaussianEmissions,

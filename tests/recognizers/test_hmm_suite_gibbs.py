@@ -7,9 +7,13 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 from scipy.special import logsumexp
 
-from recognizers.hmm import CategoricalEmissions, CollapsedGibbsHMM, ConvergenceWarning, \
-    MultiCategoricalHMM
-from recognizers.modelling import gibbs
+from recognizers.modelling.hmm import (
+    CategoricalEmissions,
+    CollapsedGibbsHMM,
+    ConvergenceWarning,
+    MultiCategoricalHMM,
+)
+from recognizers.modelling.hmm import gibbs_core as gibbs
 
 
 def polya_log_joint(X, offsets, z, n_values, K, a0, A, b):

@@ -13,10 +13,10 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import Pipeline
 
 from recognizers.modelling import LDA, heldout_perplexity
-from recognizers.modelling import lda_core as core
+from recognizers.modelling.topics import lda_core as core
 from recognizers.modelling.dirichlet import project_mixture
-from recognizers.modelling.perplexity import split_documents
-from recognizers.modelling.topic_data import make_lda_corpus, topic_recovery
+from recognizers.modelling.topics.perplexity import split_documents
+from recognizers.modelling.datasets import make_lda_corpus, topic_recovery
 
 
 def csr(rows):
@@ -243,7 +243,7 @@ def test_empty_documents_get_the_prior_and_vocabulary_must_match():
 
 
 def test_merge_of_one_shard_is_that_shard_and_of_equal_shards_keeps_their_mean():
-    from recognizers.modelling.lda import merge_shards
+    from recognizers.modelling.topics.lda import merge_shards
 
     rng = np.random.default_rng(0)
     prior = np.full((3, 5), 0.1)

@@ -4,7 +4,7 @@ import pytest
 from scipy.optimize import approx_fprime
 from sklearn.base import clone
 
-from recognizers.modelling.lm2gp import LM2GP, gp_loglik_and_grad, latent_prior_and_grad
+from recognizers.modelling.gp.lm2gp import LM2GP, gp_loglik_and_grad, latent_prior_and_grad
 from recognizers.modelling.matching import hungarian_error
 
 

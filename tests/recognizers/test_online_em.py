@@ -6,10 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recognizers.base import NotFittedError
-from recognizers.bmm import best_permutation_accuracy, make_separable_hmm, sample_hmm
-from recognizers.modelling import bmm_core as core
+from recognizers.modelling.datasets import make_separable_hmm, sample_hmm
+from recognizers.modelling.hmm.bmm import best_permutation_accuracy
+from recognizers.modelling.hmm import bmm_core as core
 from recognizers.modelling import chain
-from recognizers.online_em import OnlineEMHMM
+from recognizers.modelling.hmm.online_em import OnlineEMHMM
 
 
 @pytest.fixture(scope="module")

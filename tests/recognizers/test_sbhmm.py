@@ -8,7 +8,7 @@ from scipy.stats import wishart
 from sklearn.base import clone
 
 from recognizers.modelling.matching import hungarian_error
-from recognizers.modelling.sbhmm import (
+from recognizers.modelling.hmm.sbhmm import (
     StickBreakingHMM,
     expected_gaussian_loglik,
     expected_log_det_wishart,

@@ -12,11 +12,11 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from recognizers.modelling import SupervisedHDP
-from recognizers.modelling.hdp import HDP
-from recognizers.modelling.hdp_core import doc_estep, doc_estep_labelled
-from recognizers.modelling.perplexity import check_counts
-from recognizers.modelling.shdp import label_grad_varphi, label_statistics, label_term
-from recognizers.modelling.topic_data import make_labelled_bars
+from recognizers.modelling.topics.hdp import HDP
+from recognizers.modelling.topics.hdp_core import doc_estep, doc_estep_labelled
+from recognizers.modelling.topics.perplexity import check_counts
+from recognizers.modelling.topics.shdp import label_grad_varphi, label_statistics, label_term
+from recognizers.modelling.datasets import make_labelled_bars
 
 
 def tiny(seed=0, D=3, W=5, K=3, T=2, C=2, N=4):

@@ -5,7 +5,7 @@ import pytest
 
 from recognizers import Recognizer, SHDPRecognizer
 from recognizers.motion_words import MotionCodebook, bag_of_words, subwindow_stats
-from recognizers.shdp import _majority, document_counts
+from recognizers.shdp_recognizer import _majority, document_counts
 
 from tests.recognizers.conftest import synthetic_sessions
 

@@ -10,10 +10,10 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from recognizers.modelling import SupervisedLDA
-from recognizers.modelling.hdp_core import label_value_grad
-from recognizers.modelling.perplexity import check_counts
-from recognizers.modelling.slda import slda_estep
-from recognizers.modelling.topic_data import make_labelled_bars
+from recognizers.modelling.topics.hdp_core import label_value_grad
+from recognizers.modelling.topics.perplexity import check_counts
+from recognizers.modelling.topics.slda import slda_estep
+from recognizers.modelling.datasets import make_labelled_bars
 
 
 def test_label_term_is_a_lower_bound_for_slda():

@@ -16,7 +16,7 @@ def test_hinton_squares_area_is_proportional_to_usage():
 
 
 def test_view_draws_the_model_state_usage(qtbot, tmp_path):
-    from recognizers.hcrf_dpm import HCRFDPMRecognizer
+    from recognizers.hcrf_dpm_recognizer import HCRFDPMRecognizer
 
     rng = np.random.default_rng(0)
     acts = np.array(["ST", "WF", "TL"])
@@ -49,7 +49,7 @@ def test_workbench_tab_shows_a_walker_model(qtbot, tmp_path, exp2_paths):
 
     from host.datasets import load_sessions
     from host.workbench.window import WorkbenchWindow
-    from recognizers.hcrf_dpm import HCRFDPMRecognizer
+    from recognizers.hcrf_dpm_recognizer import HCRFDPMRecognizer
 
     sessions = load_sessions(exp2_paths, "cop")
     rec = HCRFDPMRecognizer(hop=50, n_outer=1, max_var_iter=10, max_grad_iter=40).fit(

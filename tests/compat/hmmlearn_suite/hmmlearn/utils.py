@@ -1,1 +1,1 @@
-from recognizers.modelling.hmm_utils import fill_covars, log_normalize, normalize  # noqa: F401
+from recognizers.modelling.hmm.utils import fill_covars, log_normalize, normalize  # noqa: F401

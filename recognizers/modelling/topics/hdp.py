@@ -26,12 +26,13 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
 from recognizers.modelling import dirichlet, sticks
-from recognizers.modelling.hdp_core import corpus_statistics as corpus_statistics_kernel
-from recognizers.modelling.hdp_core import (doc_bound, doc_estep, doc_estep_labelled,
-                                            join_document_topics, varphi_without_topic)
-from recognizers.modelling.hdp_moves import (merge_gains, neg_entropy, stick_merge_gains,
-                                             stick_term, topic_log_b, update_merge_gains)
-from recognizers.modelling.perplexity import check_counts, heldout_perplexity
+from recognizers.modelling.topics.hdp_core import corpus_statistics as corpus_statistics_kernel
+from recognizers.modelling.topics.hdp_core import (doc_bound, doc_estep, doc_estep_labelled,
+                                                   join_document_topics, varphi_without_topic)
+from recognizers.modelling.topics.hdp_moves import (merge_gains, neg_entropy,
+                                                    stick_merge_gains, stick_term, topic_log_b,
+                                                    update_merge_gains)
+from recognizers.modelling.topics.perplexity import check_counts, heldout_perplexity
 
 __all__ = ["HDP"]
 
@@ -127,7 +128,7 @@ class HDP(TransformerMixin, BaseEstimator):
 
     Examples
     --------
-    >>> from recognizers.modelling.topic_data import make_lda_corpus
+    >>> from recognizers.modelling.datasets import make_lda_corpus
     >>> X, _, _ = make_lda_corpus(n_topics=3, n_words=30, n_docs=40, doc_length=(50, 80))
     >>> hdp = HDP(10, doc_truncation=5, max_iter=20, random_state=0).fit(X)
     >>> hdp.transform(X).shape
@@ -663,7 +664,7 @@ class HDP(TransformerMixin, BaseEstimator):
         """Document factors with the corpus fixed.
 
         Each document's start depends only on its own words (a fixed random row per
-        word), so a document's factors do not depend on the others in X.
+        position in the document), so its factors do not depend on the others in X.
 
         Returns
         -------
@@ -673,9 +674,11 @@ class HDP(TransformerMixin, BaseEstimator):
         """
         M = self._check_X(X)
         T, K = self.doc_truncation, self.n_components
-        start = np.random.default_rng(self.seed_ + 3).dirichlet(np.ones(T),
-                                                                 size=self.n_features_in_)
-        zeta = np.ascontiguousarray(start[M.indices]) if M.nnz else np.zeros((0, T))
+        # a fixed random row per position in the document
+        position = np.arange(M.nnz) - np.repeat(M.indptr[:-1], np.diff(M.indptr))
+        longest = int(position.max()) + 1 if M.nnz else 0
+        start = np.random.default_rng(self.seed_ + 3).dirichlet(np.ones(T), size=longest)
+        zeta = np.ascontiguousarray(start[position]) if M.nnz else np.zeros((0, T))
         varphi = np.zeros((M.shape[0], T, K))
         self._estep(M, varphi, zeta, True)
         return M, varphi, zeta

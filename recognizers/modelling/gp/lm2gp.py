@@ -20,7 +20,7 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 
-from recognizers.modelling.sbhmm import StickBreakingHMM, stack_sequences
+from recognizers.modelling.hmm.sbhmm import StickBreakingHMM, stack_sequences
 
 __all__ = ["LM2GP", "gp_loglik_and_grad", "latent_prior_and_grad"]
 

@@ -27,7 +27,7 @@ import numbers
 import numpy as np
 from numba import njit
 
-from recognizers.bmm import (
+from recognizers.modelling.hmm.bmm import (
     MultiSensorHMMInferenceMixin,
     NotFittedError,
     _mixture_profiles,

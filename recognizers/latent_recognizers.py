@@ -1,6 +1,6 @@
 """Walker recognizers learned without labels: EM and collapsed Gibbs (thesis 6.4.2-6.4.4).
 
-Both discretise the features like the supervised :class:`~recognizers.hmm.HMMRecognizer`
+Both discretise the features like the supervised :class:`~recognizers.hmm_recognizer.HMMRecognizer`
 (equal-frequency bins, M = 20, NaN -> "missing" symbol), learn a multi-sensor
 discrete HMM over latent states *without* the labels, and then use the training
 labels only to name the states (thesis 6.6.4: "each latent state is associated
@@ -11,7 +11,7 @@ with the activity that it is matched with most frequently"):
 * ``"hmm-gibbs"`` (:class:`GibbsHMMRecognizer`): collapsed Gibbs sampling
   (Alg 7, 500 sweeps), posterior-mean parameters;
 * ``"bmm"`` (:class:`BMMRecognizer`): online Bayesian moment matching (thesis
-  chapter 7, :class:`~recognizers.bmm.BMMHMM`), one sweep over the data; it
+  chapter 7, :class:`~recognizers.modelling.hmm.BMMHMM`), one sweep over the data; it
   keeps its Dirichlet posterior, so :meth:`BMMRecognizer.partial_fit` goes on
   learning from unlabelled recordings without retraining.
 
@@ -42,18 +42,13 @@ from recognizers.base import (
     check_is_fitted,
     register_recognizer,
 )
-from recognizers.bmm import BMMHMM
 from recognizers.discretize import EqualFrequencyDiscretizer
-from recognizers.hmm import (
-    CategoricalEmissions,
-    CollapsedGibbsHMM,
-    MultiCategoricalHMM,
-    _emission_rows_into,
-    _hmm_run,
-    _hmm_step,
-)
+from recognizers.hmm_recognizer import _hmm_run, _hmm_step
 from recognizers.modelling import chain
 from recognizers.modelling.chain import transition_exp_into
+from recognizers.modelling.hmm import CategoricalEmissions, CollapsedGibbsHMM, MultiCategoricalHMM
+from recognizers.modelling.hmm.bmm import BMMHMM
+from recognizers.modelling.hmm.categorical import _emission_rows_into
 from recognizers.modelling.matching import cooccurrence, map_states
 
 __all__ = ["EMHMMRecognizer", "GibbsHMMRecognizer", "BMMRecognizer"]
@@ -317,7 +312,7 @@ class EMHMMRecognizer(_LatentHMMRecognizer):
     Attributes
     ----------
     classes_, n_features_in_, feature_set_, discretizer_
-    model_ : the fitted :class:`~recognizers.hmm.MultiCategoricalHMM` (its
+    model_ : the fitted :class:`~recognizers.modelling.hmm.MultiCategoricalHMM` (its
         ``history_``, ``converged_``, ``lower_bound_`` describe the EM run)
     state_to_class_ : (n_states,) index into ``classes_`` of each latent state
     cooccurrence_ : (n_states, n_classes) soft co-occurrence on the training data
@@ -379,9 +374,9 @@ class GibbsHMMRecognizer(_LatentHMMRecognizer):
     Attributes
     ----------
     as :class:`EMHMMRecognizer`; ``model_`` is a
-    :class:`~recognizers.hmm.CollapsedGibbsHMM` with ``log_joint_``, ``rhat_``,
+    :class:`~recognizers.modelling.hmm.CollapsedGibbsHMM` with ``log_joint_``, ``rhat_``,
     ``geweke_z_`` and ``converged_`` (after ``load``: a plain
-    :class:`~recognizers.hmm.MultiCategoricalHMM` with the same parameters).
+    :class:`~recognizers.modelling.hmm.MultiCategoricalHMM` with the same parameters).
     """
 
     kind = "hmm-gibbs"
@@ -446,7 +441,7 @@ class BMMRecognizer(_LatentHMMRecognizer):
         Latent states; None: one per activity in the training labels.
     n_init : int, default 4
         Candidate non-symmetric priors compared on the first ``init_frames``
-        frames (see :class:`~recognizers.bmm.BMMHMM`).
+        frames (see :class:`~recognizers.modelling.hmm.BMMHMM`).
     init_frames : int, default 20000
     self_transition_prior : float, default 100.0
         Extra Dirichlet pseudo-count on staying in a state: activities last
@@ -462,7 +457,7 @@ class BMMRecognizer(_LatentHMMRecognizer):
 
     Attributes
     ----------
-    as :class:`EMHMMRecognizer`; ``bmm_`` is the :class:`~recognizers.bmm.BMMHMM`
+    as :class:`EMHMMRecognizer`; ``bmm_`` is the :class:`~recognizers.modelling.hmm.BMMHMM`
     holding the posterior (``n_steps_`` frames learnt from so far).
     """
 
@@ -537,7 +532,7 @@ class BMMRecognizer(_LatentHMMRecognizer):
         """Filter frames of the live stream while learning from them; (n, n_classes).
 
         Continues one stream like :meth:`step_block`, but each frame also updates the
-        posterior (:meth:`~recognizers.bmm.BMMHMM.partial_fit_filter`).  The
+        posterior (:meth:`~recognizers.modelling.hmm.BMMHMM.partial_fit_filter`).  The
         inference tables of :meth:`step_block`, :meth:`predict` etc. catch up in
         :meth:`sync_model`; saving always stores the latest posterior.
         """

@@ -30,11 +30,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.chain import _normalise_inplace
-from recognizers.modelling.hdp_core import (_label_g, _labelled_assignment_step,
+from recognizers.modelling.topics.hdp_core import (_label_g, _labelled_assignment_step,
                                             label_value_grad)
-from recognizers.modelling.lda_core import _digamma
-from recognizers.modelling.perplexity import check_counts, check_vocabulary, heldout_perplexity
-from recognizers.modelling.shdp import (TopicSoftmaxMixin, _check_classes, check_labels,
+from recognizers.modelling.topics.lda_core import _digamma
+from recognizers.modelling.topics.perplexity import check_counts, check_vocabulary, heldout_perplexity
+from recognizers.modelling.topics.shdp import (TopicSoftmaxMixin, _check_classes, check_labels,
                                         encode_labels, fit_label_weights)
 
 __all__ = ["SupervisedLDA", "slda_estep"]

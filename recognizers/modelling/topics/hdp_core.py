@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from recognizers.modelling.chain import _normalise_inplace
-from recognizers.modelling.lda_core import _digamma
+from recognizers.modelling.topics.lda_core import _digamma
 
 __all__ = ["doc_bound", "doc_estep", "doc_estep_labelled", "label_value_grad",
            "corpus_statistics", "varphi_without_topic", "join_document_topics"]

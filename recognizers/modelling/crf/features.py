@@ -1,6 +1,6 @@
 """Feature functions of the linear-chain CRF, learned from labelled training data.
 
-:func:`fit_feature_spec` chooses everything a :class:`~recognizers.modelling.crf_core.FeatureSpec`
+:func:`fit_feature_spec` chooses everything a :class:`~recognizers.modelling.crf.linear_chain_core.FeatureSpec`
 holds: the standardisation of the raw sensors and the thesis's threshold
 features (6.5): one threshold ``tau_ij^s`` per pair of activities ``(i, j)`` and
 sensor ``s``.  The thesis picked them by eye; here they are chosen from the
@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from recognizers.modelling.crf_core import FeatureSpec
+from recognizers.modelling.crf.linear_chain_core import FeatureSpec
 
 __all__ = ["THRESHOLD_METHODS", "pair_thresholds", "fit_feature_spec"]
 

@@ -17,7 +17,7 @@ from sklearn.metrics import f1_score
 
 from . import hcrfdpm_core as core
 from .hcrf import as_sequences
-from . import sticks
+from .. import sticks
 
 
 def encode_signed(X):

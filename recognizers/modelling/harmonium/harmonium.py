@@ -26,7 +26,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 from tqdm.auto import tqdm
 
-from recognizers.modelling import harmonium_core as core
+from recognizers.modelling.harmonium import harmonium_core as core
 
 __all__ = ["BayesianHarmonium", "Harmonium"]
 

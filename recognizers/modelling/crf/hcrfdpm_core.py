@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import chain, sticks
+from .. import chain, sticks
 
 
 def edge_el(el_pieces, n_classes):

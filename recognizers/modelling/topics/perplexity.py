@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from recognizers.modelling.lda_core import completion_loglik, fold_in_theta
+from recognizers.modelling.topics.lda_core import completion_loglik, fold_in_theta
 
 __all__ = ["heldout_perplexity", "split_documents", "check_counts", "check_vocabulary"]
 

@@ -35,8 +35,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from recognizers.modelling.hdp import HDP
-from recognizers.modelling.hdp_core import label_value_grad
+from recognizers.modelling.topics.hdp import HDP
+from recognizers.modelling.topics.hdp_core import label_value_grad
 
 __all__ = ["SupervisedHDP", "label_statistics", "label_term", "label_grad_varphi",
            "check_labels", "encode_labels"]

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from recognizers.modelling.bmm_core import MODE_SUM, update_row
+from recognizers.modelling.hmm.bmm_core import MODE_SUM, update_row
 
 __all__ = [
     "bmm_phi_update",

@@ -5,7 +5,7 @@ Import them from :mod:`recognizers.hmm`::
     from recognizers.hmm import GaussianHMM, GMMHMM
 
 Same constructor arguments, attributes and methods as ``hmmlearn.hmm`` (see
-:mod:`recognizers._hmm_base` for the shared API and the documented
+:mod:`recognizers.modelling.hmm.base` for the shared API and the documented
 differences).  ``covariance_type`` is "diag", "full", "spherical" or "tied", with
 hmmlearn's shapes.
 """
@@ -15,9 +15,9 @@ import numbers
 
 import numpy as np
 
-from recognizers._hmm_base import BaseHMM, kmeans, parse_param_names
+from recognizers.modelling.hmm.base import BaseHMM, kmeans, parse_param_names
 from recognizers.base import NotFittedError
-from recognizers.modelling.hmm_utils import fill_covars
+from recognizers.modelling.hmm.utils import fill_covars
 from recognizers.modelling.emissions import (
     COVARIANCE_TYPES,
     GaussianPrior,

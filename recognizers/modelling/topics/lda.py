@@ -32,8 +32,8 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from recognizers.modelling import lda_core as core
-from recognizers.modelling.perplexity import check_counts, check_vocabulary, heldout_perplexity
+from recognizers.modelling.topics import lda_core as core
+from recognizers.modelling.topics.perplexity import check_counts, check_vocabulary, heldout_perplexity
 
 __all__ = ["LDA", "merge_shards"]
 

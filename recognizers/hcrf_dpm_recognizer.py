@@ -30,9 +30,9 @@ import numpy as np
 
 from recognizers.base import (Interval, Recognizer, RecognizerTags,
                               StreamRunMixin, check_is_fitted, register_recognizer)
-from recognizers.crf import _Bool
-from recognizers.modelling import hcrfdpm_core
-from recognizers.modelling.hcrfdpm import HCRFDPM
+from recognizers.modelling.crf.linear_chain import _Bool
+from recognizers.modelling.crf import hcrfdpm_core
+from recognizers.modelling.crf.hcrfdpm import HCRFDPM
 
 
 def block_stats(Z: np.ndarray, pool: int) -> np.ndarray:

@@ -34,8 +34,8 @@ import numpy as np
 
 from recognizers.base import (Interval, Recognizer, RecognizerTags,
                               StreamRunMixin, check_is_fitted, register_recognizer)
-from recognizers.modelling.hdp import HDP
-from recognizers.modelling.shdp import SupervisedHDP
+from recognizers.modelling.topics.hdp import HDP
+from recognizers.modelling.topics.shdp import SupervisedHDP
 from recognizers.motion_words import MotionCodebook, fit_codebook, subwindow_stats
 
 __all__ = ["SHDPRecognizer", "document_counts"]
@@ -146,12 +146,12 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
 
     def _model(self, total_samples: float) -> SupervisedHDP:
         # Topics are not re-sorted after online steps, so topic_usage_ keeps its columns;
-        # no merge moves: merging look-alike topics raises the bound but costs the
+        # no moves: merging look-alike topics raises the bound but costs the
         # classifier its distinctions (walker exp1 fold 1: 9 topics, 18 % of documents
         # right, against 27 topics and 76 % without merges and with gamma = 5).
         return SupervisedHDP(
             n_components=int(self.n_components), doc_truncation=int(self.doc_truncation),
-            corpus_concentration=float(self.corpus_concentration), merge=False,
+            corpus_concentration=float(self.corpus_concentration), moves=False,
             label_penalty=float(self.label_penalty), max_iter=int(self.max_iter),
             max_label_iter=int(self.max_label_iter),
             learning_offset=float(self.learning_offset),

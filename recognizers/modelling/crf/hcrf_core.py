@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import chain
+from .. import chain
 
 
 def class_mask(n_classes: int, n_hidden: int) -> np.ndarray:

@@ -1,11 +1,16 @@
-"""Synthetic LDA corpora (thesis 5.4.4) and topic-recovery scores."""
+"""Synthetic data for the estimators (tests and benchmarks): LDA corpora (thesis
+5.4.4) and topic-recovery scores, multi-sensor categorical HMMs (thesis 7.4) and
+labelled sequence tasks."""
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
-__all__ = ["make_lda_corpus", "make_labelled_bars", "topic_recovery", "hellinger"]
+from recognizers.modelling.em import check_random_state
+
+__all__ = ["make_lda_corpus", "make_labelled_bars", "topic_recovery", "hellinger",
+           "sample_hmm", "make_separable_hmm", "make_two_hmm_task"]
 
 
 def make_lda_corpus(n_topics: int = 5, n_words: int = 1000, n_docs: int = 20,
@@ -104,3 +109,111 @@ def make_labelled_bars(n_docs: int = 600, doc_length: int = 100, n_words: int = 
         p = np.exp(s - s.max())
         y[d] = rng.choice(n_classes, p=p / p.sum())
     return X, y, thetabar, topic_word, mu
+
+
+# --------------------------------------------------------------------------- HMMs
+
+
+def sample_hmm(startprob, transmat, emissionprob, lengths, random_state=None):
+    """Sample ``(X, Z)`` from a multi-sensor categorical HMM.
+
+    ``emissionprob`` is ``(S, N, M)``; returns ``X`` ``(T, S)`` int64 and the
+    hidden states ``Z`` ``(T,)``.
+    """
+    rng = check_random_state(random_state)
+    pi = np.asarray(startprob, float)
+    A = np.asarray(transmat, float)
+    B = np.asarray(emissionprob, float)
+    S, N, M = B.shape
+    lengths = np.atleast_1d(np.asarray(lengths, dtype=np.int64))
+    T = int(lengths.sum())
+    Z = np.empty(T, dtype=np.int64)
+    cumA = np.cumsum(A, axis=1)
+    pos = 0
+    for L in lengths:
+        u = rng.random(L)
+        z = int(np.searchsorted(np.cumsum(pi), u[0] * pi.sum()))
+        Z[pos] = min(z, N - 1)
+        for t in range(1, L):
+            prev = Z[pos + t - 1]
+            Z[pos + t] = min(int(np.searchsorted(cumA[prev], u[t] * cumA[prev, -1])), N - 1)
+        pos += L
+    X = np.empty((T, S), dtype=np.int64)
+    cumB = np.cumsum(B, axis=2)
+    for s in range(S):
+        u = rng.random(T) * cumB[s, Z, -1]
+        rows = cumB[s, Z]  # (T, M)
+        X[:, s] = np.minimum((rows < u[:, None]).sum(1), M - 1)
+    return X, Z
+
+
+def make_separable_hmm(
+    n_states=8,
+    n_sensors=6,
+    n_symbols=15,
+    *,
+    self_transition=0.95,
+    peak=0.2,
+    noise_concentration=20.0,
+    random_state=None,
+):
+    """An HMM in the style of thesis 7.4: on sensor 0 every state ``y`` has its
+    own most likely symbol (the observation matrix is "full rank": for each ``y``
+    there is a symbol ``e`` with ``P(e | y) > P(e | y')`` for all ``y' != y``).
+
+    Emission rows are ``peak * 1_{e_y} + (1 - peak) * Dirichlet(noise_concentration)``
+    with distinct peak symbols ``e_y`` per sensor for sensor 0 and random
+    peaks on the other sensors; transitions stay in the same state with
+    probability ``self_transition``.  Returns ``(startprob, transmat, emissionprob)``.
+    """
+    rng = check_random_state(random_state)
+    N, S, M = n_states, n_sensors, n_symbols
+    if M < N:
+        raise ValueError("need n_symbols >= n_states for a separating sensor")
+    pi = rng.dirichlet(np.ones(N))
+    off = rng.dirichlet(np.ones(N - 1), size=N)
+    A = np.zeros((N, N))
+    for i in range(N):
+        A[i, i] = self_transition
+        A[i, np.arange(N) != i] = (1 - self_transition) * off[i]
+    B = np.empty((S, N, M))
+    for s in range(S):
+        peaks = rng.permutation(M)[:N] if s == 0 else rng.integers(0, M, size=N)
+        noise = rng.dirichlet(np.full(M, noise_concentration), size=N)
+        B[s] = (1 - peak) * noise
+        B[s, np.arange(N), peaks] += peak
+    # enforce the separating property on sensor 0 exactly
+    B0 = B[0]
+    for y in range(N):
+        e = int(np.argmax(B0[y]))
+        others = np.delete(B0[:, e], y)
+        if not np.all(B0[y, e] > others):
+            B0[y, e] = others.max() + 0.05
+            B0[y] /= B0[y].sum()
+    return pi, A, B
+
+
+# --------------------------------------------------------------------------- labelled sequences
+
+
+def make_two_hmm_task(rng, n: int, T: int = 30):
+    """Paper 000's synthetic task (digest 000-6): ``n`` sequences of ``T`` frames, labels
+    alternating 0/1, drawn from two 1-D Gaussian HMMs of four states each that share two
+    of their states (means 0..10, sd 0.5, stay 0.7). Returns ``(X, y)``: a list of
+    (T, 1) arrays scaled to about [-1, 1] (signed: encode with ``encode_signed``) and
+    an int array of labels.
+    """
+    means = np.array([0, 2, 4, 6, 8, 10.0])
+    A = np.full((4, 4), 0.1)
+    np.fill_diagonal(A, 0.7)
+    X, y = [], []
+    for i in range(n):
+        c = i % 2
+        states = [0, 1, 2, 3] if c == 0 else [2, 3, 4, 5]
+        s, xs = rng.integers(4), []
+        for _ in range(T):
+            xs.append(rng.normal(means[states[s]], 0.5))
+            s = rng.choice(4, p=A[s])
+        X.append((np.array(xs)[:, None] - 5.0) / 5.0)
+        y.append(c)
+    return X, np.array(y)
