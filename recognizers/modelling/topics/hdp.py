@@ -5,10 +5,12 @@
     hdp.n_topics_used_, hdp.topic_word_, hdp.transform(X), hdp.completion_perplexity(X_test)
 
 ``fit`` is batch coordinate ascent: the document factors are warm-started from the
-previous iteration, so the bound (``bound_``) never decreases.  ``partial_fit`` is
+previous iteration, and when the bound settles, merge, delete, birth and reorder moves
+(Hughes, Kim & Sudderth 2015; exact merge gains in ``hdp_moves``) are kept only if the
+whole-corpus bound rises, so ``bound_`` never decreases.  ``partial_fit`` is
 the online (stochastic natural-gradient) form: each mini-batch's documents are
 inferred from scratch and the corpus factors move by ``rho = (tau0 + t)^-kappa``
-towards the estimate from ``total_samples`` copies of the batch.
+towards the estimate from ``total_samples`` copies of the batch (no moves).
 
 The corpus sticks use ``sticks.py`` (E[log beta], conjugate Beta update, KL);
 the topics' E[log phi] ``dirichlet.expected_log``; the document kernel is
@@ -742,7 +744,7 @@ def corpus_statistics(M, varphi, zeta) -> tuple[np.ndarray, np.ndarray]:
 
 
 def topic_frequencies(M, varphi, zeta) -> np.ndarray:
-    """``thetabar_dk = (1/N_d) sum_n sum_t zeta_nt varphi_tk`` (digest eq. 5); an empty
+    """``thetabar_dk = (1/N_d) sum_n sum_t zeta_nt varphi_tk`` (Zhang et al.'s eq. 5); an empty
     document gets the mean of its doc-level topics' maps."""
     D, T, K = varphi.shape
     rows = np.repeat(np.arange(D), np.diff(M.indptr))

@@ -267,20 +267,20 @@ def _labelled_assignment_step(e, lo, count, assign, row, base, mr, r, g, logG, w
 def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
                        fresh, n_warm, max_iter, tol, sstats, topic_counts, doc_bound, mu,
                        labels, label_weight):
-    """:func:`doc_estep` with supervised-HDP label terms (paper 002, digest 3b/3c).
+    """:func:`doc_estep` with supervised-HDP label terms (Zhang et al. 2013).
 
     mu (C, K) the softmax weights; labels (D,) class indices, where a negative label
     (an unlabelled document) or an empty document gets the plain HDP updates; the
     label terms are scaled by ``label_weight``.  With ``g_el = sum_k P_ek exp(mu_lk/N)``,
     ``P_ek = sum_t zeta_et varphi_tk`` and ``w = softmax_l(sum_e n_e log g_el)`` (log
-    space, P4) the fixed points are (18) and (11)/(23):
+    space) the fixed points are (18) and (11)/(23):
 
         varphi_tk ∝ exp(HDP terms + mu_yk N_t / N - sum_l w_l sum_e n_e zeta_et e^(mu_lk/N) / g_el)
         zeta_et   ∝ exp(HDP terms + mu_y . varphi_t / N - sum_l w_l r_tl / g_el)
 
     (``r_tl = sum_k varphi_tk e^(mu_lk/N)``), applied topic by topic and word by word
     with g and w kept current.  doc_bound gets the HDP part of the bound only (the
-    label term is an approximation, P1; the documents' convergence test uses it too).
+    label term is an approximation; the documents' convergence test uses it too).
     With mu = 0 the label terms are constant over k and t and the updates are HDP's.
     """
     D = indptr.shape[0] - 1
@@ -464,7 +464,7 @@ def label_value_grad(indptr, counts, P, thetabar, labels, mu, grad):
 
     P (nnz, K) ``sum_t zeta_et varphi_tk`` per word entry, thetabar (D, K), labels (D,)
     class indices, mu (C, K); writes d/dmu into grad (C, K) and returns the value
-    ``sum_d mu_{y_d} . thetabar_d - log sum_l exp(sum_e n_e log g_el)`` (log space, P4;
+    ``sum_d mu_{y_d} . thetabar_d - log sum_l exp(sum_e n_e log g_el)`` (log space;
     an empty document contributes ``-log C``).
     """
     D = indptr.shape[0] - 1
