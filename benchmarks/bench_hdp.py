@@ -1,14 +1,17 @@
 """Variational HDP against gensim's HdpModel (online VB) and tomotopy's HDPModel
-(collapsed Gibbs) on planted "bar" topics (digest 002-6): topics found (carrying at
+(collapsed Gibbs) on planted "bar" topics (Zhang, Ek, Gratal, Pokorny & Kjellstrom's
+supervised-HDP experiment, sizes as theirs): topics found (carrying at
 least 1 % of the words), Hungarian-free bar recovery, held-out perplexity (all through
 ``heldout_perplexity``, document completion) and seconds.
 
     PYTHONPATH=$PWD python benchmarks/bench_hdp.py [--quick]
 
-Same data, same hyper-parameters for all three (gamma = 1, alpha_0 = 1, eta = 0.01,
-corpus truncation 30 where the peer has one, document truncation 10); gensim gets as
-many passes over the corpus as our batch fit may take (max_iter), tomotopy its usual
-1,000 Gibbs sweeps.  Each model is fitted once per seed; the table gives each seed.
+Same data, same hyper-parameters for all (gamma = 1, alpha_0 = 1, eta = 0.01, corpus
+truncation 30 where the peer has one, document truncation 10); gensim gets as many
+passes over the corpus as our batch fit may take (max_iter), tomotopy its usual 1,000
+Gibbs sweeps, started from 2 topics (its default) and from 30 (our truncation).  Each
+model is fitted once per seed; the table gives each seed.  ``--quick`` is a smoke run
+(small corpora, gensim 5 passes), not a measurement.
 
 Classification (issue 18 item 4, paper 002): ``SupervisedHDP`` (K = 30, no choice of
 the number of topics) against ``SupervisedLDA`` swept over K and scikit-learn's
@@ -67,7 +70,7 @@ def run_ours(X, Xte, K, T, max_iter, seed):
     t = time.perf_counter()
     m = HDP(K, doc_truncation=T, max_iter=max_iter, random_state=seed).fit(X)
     secs = time.perf_counter() - t
-    return m.n_topics_used_, recovery(m.topic_word_, m.topic_counts_), m.perplexity(Xte), secs
+    return m.n_topics_used_, recovery(m.topic_word_, m.topic_counts_), m.completion_perplexity(Xte), secs
 
 
 def run_gensim(X, Xte, K, T, passes, seed):
@@ -89,9 +92,9 @@ def run_gensim(X, Xte, K, T, passes, seed):
     return n_used(share), recovery(beta, share), ppl, secs
 
 
-def run_tomotopy(X, Xte, iters, seed):
+def run_tomotopy(X, Xte, iters, seed, initial_k=2):
     import tomotopy as tp
-    m = tp.HDPModel(initial_k=2, alpha=1.0, eta=0.01, gamma=1.0, seed=seed)
+    m = tp.HDPModel(initial_k=initial_k, alpha=1.0, eta=0.01, gamma=1.0, seed=seed)
     for row in X:
         m.add_doc([str(j) for j, c in enumerate(row) for _ in range(int(c))])
     t = time.perf_counter()
@@ -206,7 +209,7 @@ def classification(quick, seed=0, datasets=("planted", "newsgroup", "parlspeech"
     K, T = (10, 4) if quick else (30, 10)
     max_iter = 10 if quick else 50
     print(f"\nclassification: SupervisedHDP K={K} T={T} gamma=1 alpha0=1 eta={eta} "
-          f"label_penalty=1 label_weight={LABEL_WEIGHT[0]} max_iter={max_iter} (tol 1e-5, merge moves); SupervisedLDA "
+          f"label_penalty=1 label_weight={LABEL_WEIGHT[0]} max_iter={max_iter} (tol 1e-5, moves); SupervisedLDA "
           f"alpha=0.1 eta={eta} max_iter={max_iter} (tol 1e-4); LogisticRegressionCV "
           f"(Cs=10, 5-fold, lbfgs) on raw counts; scikit-learn {sklearn.__version__}; "
           f"seed {seed}")
@@ -228,13 +231,13 @@ def planted(quick, K, T, eta, max_iter, seed):
     m = res["sHDP"][3]
     used = np.flatnonzero(m.topic_counts_ / m.topic_counts_.sum() >= 0.01)
     hel, per, _ = topic_recovery(m.topic_word_[used], tw)
-    k_gensim = run_gensim(Xtr, Xte, K, T, 20, seed)[0]  # 20 passes
+    k_gensim = run_gensim(Xtr, Xte, K, T, 5 if quick else 20, seed)[0]
     k_tomo = run_tomotopy(Xtr, Xte, 200 if quick else 1000, seed)[0]
     print_rows(f"planted topics: 6 bars over 50 words, {n_train} + {n_test} documents of "
                f"{length} words, 3 labels; oracle (true thetabar and mu) {oracle:.3f}",
                {n: r[:3] for n, r in res.items()})
     print(f"  sHDP: {res['sHDP'][1]} topics used (goal 6 +/- 1; gensim HdpModel {k_gensim} "
-          f"after 20 passes, "
+          f"after {5 if quick else 20} passes, "
           f"tomotopy HDPModel {k_tomo}), Hungarian-matched Hellinger to the bars "
           f"{hel:.3f} (worst bar {np.nanmax(per):.3f}), accuracy "
           f"{100 * (res['sHDP'][0] - oracle):+.1f} points from the oracle (goal >= -2)")
@@ -292,8 +295,11 @@ def main(argv=None):
                          "classification part's data sets)")
     ap.add_argument("--label-weight", type=float, default=1.0,
                     help="label_weight of both supervised models (paper: 1)")
+    ap.add_argument("--seeds", type=int, default=2,
+                    help="planted-bars seeds of the topics part (not --quick)")
     args = ap.parse_args(argv)
     LABEL_WEIGHT[0] = args.label_weight
+    SEEDS[0] = list(range(args.seeds))
     if args.only in (None, "topics"):
         topics(args.quick)
     if args.only in (None, "classification"):
@@ -302,23 +308,29 @@ def main(argv=None):
         classification(args.quick, datasets=(args.only,), eta=args.eta)
 
 
+SEEDS = [[0, 1]]  # --seeds, of the planted-bars part
+
+
 def topics(quick):
-    if quick:
-        n_docs, n_words, seeds, K, T, max_iter, gibbs = 150, 50, [0], 15, 6, 30, 200
+    if quick:  # a smoke run: gensim gets 5 passes, not its full strength
+        n_docs, n_words, seeds, K, T, max_iter, gibbs, passes = 100, 40, [0], 10, 4, 20, 200, 5
     else:
-        n_docs, n_words, seeds, K, T, max_iter, gibbs = 600, 100, [0, 1], 30, 10, 100, 1000
+        n_docs, n_words, seeds, K, T, max_iter, gibbs = 600, 100, SEEDS[0], 30, 10, 100, 1000
+        passes = max_iter
     print(f"planted bars: 6 topics over 48 words, {n_docs} train + {n_docs // 4} test documents "
           f"of {n_words} words, Dirichlet(0.3) proportions")
     print(f"settings: gamma=1 alpha0=1 eta=0.01, K={K} T={T}; ours batch max_iter={max_iter} "
-          f"(tol 1e-5, merge moves); gensim {max_iter} passes (chunksize 256, kappa 1, "
-          f"tau 64: its defaults); tomotopy {gibbs} Gibbs sweeps, 1 worker")
+          f"(tol 1e-5, birth/merge/delete moves, HDP's defaults otherwise); gensim {passes} "
+          f"passes (chunksize 256, kappa 1, tau 64: its defaults); tomotopy {gibbs} Gibbs "
+          f"sweeps, 1 worker, initial_k 2 (its default) and {K} (our truncation)")
     print(f"{'seed':>4} {'model':<18} {'topics':>6} {'worst bar':>9} {'perplexity':>10} {'s':>7}")
     for seed in seeds:
         X = bars(n_docs + n_docs // 4, n_words, seed=seed)
         Xtr, Xte = X[:n_docs], X[n_docs:]
         rows = [("HDP (ours)", run_ours(Xtr, Xte, K, T, max_iter, seed)),
-                ("gensim HdpModel", run_gensim(Xtr, Xte, K, T, max_iter, seed)),
-                ("tomotopy HDPModel", run_tomotopy(Xtr, Xte, gibbs, seed))]
+                ("gensim HdpModel", run_gensim(Xtr, Xte, K, T, passes, seed)),
+                ("tomotopy k0=2", run_tomotopy(Xtr, Xte, gibbs, seed)),
+                (f"tomotopy k0={K}", run_tomotopy(Xtr, Xte, gibbs, seed, initial_k=K))]
         for name, (k, rec, ppl, s) in rows:
             print(f"{seed:>4} {name:<18} {k:>6} {rec:>9.2f} {ppl:>10.2f} {s:>7.2f}")
         ours = rows[0][1]

@@ -146,12 +146,12 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
 
     def _model(self, total_samples: float) -> SupervisedHDP:
         # Topics are not re-sorted after online steps, so topic_usage_ keeps its columns;
-        # no merge moves: merging look-alike topics raises the bound but costs the
+        # no moves: merging look-alike topics raises the bound but costs the
         # classifier its distinctions (walker exp1 fold 1: 9 topics, 18 % of documents
         # right, against 27 topics and 76 % without merges and with gamma = 5).
         return SupervisedHDP(
             n_components=int(self.n_components), doc_truncation=int(self.doc_truncation),
-            corpus_concentration=float(self.corpus_concentration), merge=False,
+            corpus_concentration=float(self.corpus_concentration), moves=False,
             label_penalty=float(self.label_penalty), max_iter=int(self.max_iter),
             max_label_iter=int(self.max_label_iter),
             learning_offset=float(self.learning_offset),

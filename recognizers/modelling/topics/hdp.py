@@ -2,13 +2,15 @@
 
     from recognizers.modelling import HDP
     hdp = HDP(n_components=30, doc_truncation=10).fit(X)   # X: (n_docs, n_words) counts
-    hdp.n_topics_used_, hdp.topic_word_, hdp.transform(X), hdp.perplexity(X_test)
+    hdp.n_topics_used_, hdp.topic_word_, hdp.transform(X), hdp.completion_perplexity(X_test)
 
 ``fit`` is batch coordinate ascent: the document factors are warm-started from the
-previous iteration, so the bound (``bound_``) never decreases.  ``partial_fit`` is
+previous iteration, and when the bound settles, merge, delete, birth and reorder moves
+(Hughes, Kim & Sudderth 2015; exact merge gains in ``hdp_moves``) are kept only if the
+whole-corpus bound rises, so ``bound_`` never decreases.  ``partial_fit`` is
 the online (stochastic natural-gradient) form: each mini-batch's documents are
 inferred from scratch and the corpus factors move by ``rho = (tau0 + t)^-kappa``
-towards the estimate from ``total_samples`` copies of the batch.
+towards the estimate from ``total_samples`` copies of the batch (no moves).
 
 The corpus sticks use ``sticks.py`` (E[log beta], conjugate Beta update, KL);
 the topics' E[log phi] ``dirichlet.expected_log``; the document kernel is
@@ -19,57 +21,120 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
 from recognizers.modelling import dirichlet, sticks
-from recognizers.modelling.topics.hdp_core import doc_bound, doc_estep, doc_estep_labelled
-from recognizers.modelling.topics.perplexity import check_counts, check_vocabulary, heldout_perplexity
+from recognizers.modelling.topics.hdp_core import corpus_statistics as corpus_statistics_kernel
+from recognizers.modelling.topics.hdp_core import (doc_bound, doc_estep, doc_estep_labelled,
+                                                   join_document_topics, varphi_without_topic)
+from recognizers.modelling.topics.hdp_moves import (merge_gains, neg_entropy,
+                                                    stick_merge_gains, stick_term, topic_log_b,
+                                                    update_merge_gains)
+from recognizers.modelling.topics.perplexity import check_counts, heldout_perplexity
 
 __all__ = ["HDP"]
 
 
 class HDP(TransformerMixin, BaseEstimator):
-    """Variational HDP topic model: the number of topics is learnt below a truncation.
+    """Variational HDP topic model: the data choose the number of topics.
+
+    Wang, Paisley & Blei's variational HDP (corpus sticks, document-level sticks whose
+    topics map to corpus topics), fitted by batch coordinate ascent with Hughes, Kim &
+    Sudderth's moves: merges, deletes and births, each kept only if the whole-corpus
+    bound rises, so ``bound_`` never decreases and the count of topics follows the
+    bound rather than the start.  ``partial_fit`` is the online form (no moves).
 
     Parameters
     ----------
-    n_components : corpus truncation K (the most topics the model can use).
-    doc_truncation : document truncation T (doc-level topics per document).
-    corpus_concentration : gamma, the corpus stick's Beta(1, gamma) prior.
-    doc_concentration : alpha_0, the documents' Beta(1, alpha_0) sticks.
-    topic_word_prior : eta, the symmetric Dirichlet of the topics.
-    max_iter : batch iterations of ``fit``.  tol : ``fit`` stops when the bound's
-        relative change is below it.
-    max_doc_iter, doc_tol : each document's coordinate-ascent limit and tolerance.
-    n_warm : iterations without the stick terms for a fresh document (Wang et al.'s
-        warm-up, digest P9).
-    learning_offset, learning_decay : tau0 and kappa of the online learning rate.
-    total_samples : corpus size D the online updates scale a mini-batch to.
-    merge : batch only: when the bound has converged, try merging near-duplicate
-        topics and keep a merge only if the bound rises, then continue (monotone).
-    n_merge_tries : candidate pairs (most similar first) tried at each convergence.
-    sort_topics : online only: reorder the topics by size after each update (as
-        Wang et al.'s code), so the truncated stick keeps the big topics first.
-    random_state : int, RandomState-like seed or None.
+    n_components : int, default=30
+        Corpus truncation K: the most topics the model can use.
+    doc_truncation : int, default=10
+        Document truncation T: document-level topics per document.
+    corpus_concentration : float, default=1.0
+        gamma, the corpus sticks' ``Beta(1, gamma)`` prior.
+    doc_concentration : float, default=1.0
+        alpha_0, the documents' ``Beta(1, alpha_0)`` sticks.
+    topic_word_prior : float, default=0.01
+        eta, the topics' symmetric Dirichlet prior.
+    max_iter : int, default=100
+        Batch iterations of ``fit`` (moves included).
+    tol : float, default=1e-5
+        ``fit`` stops when the bound's relative change is below ``tol`` and no move
+        is kept.
+    max_doc_iter : int, default=100
+        Each document's coordinate-ascent iterations per sweep.
+    doc_tol : float, default=1e-6
+        Relative tolerance of a document's bound.
+    n_warm : int, default=3
+        Iterations without the stick terms for a fresh document (Wang et al.'s
+        warm-up, which keeps new documents off the first topics).
+    learning_offset, learning_decay : float, default=1.0, 0.6
+        tau0 and kappa of the online learning rate ``(tau0 + t)^-kappa``.
+    total_samples : float, default=1e4
+        The corpus size D the online updates scale a mini-batch to.
+    sort_topics : bool, default=True
+        Online only: reorder the topics by size after each update (as Wang et al.'s
+        code), so the truncated stick keeps the big topics first.
+    moves : bool, default=True
+        Batch only: merge, delete, birth and reorder moves.
+    initial_topics : int or None, default=None
+        Topics the random start spreads the words over (None: all ``n_components``);
+        births fill the others.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the random start.
 
     Attributes
     ----------
-    components_ : (K, W) lambda, the topics' Dirichlet parameters.
-    topic_word_ : (K, W) their means.  stick_a_, stick_b_ : (K-1,) q(beta').
-    topic_weights_ : (K,) E[beta].  topic_counts_ : (K,) expected words per topic.
-    n_topics_used_ : topics that carry at least 1 % of the corpus' words.
-    bound_ : fit's evidence lower bound after each iteration.  n_iter_ : iterations.
-    stick_counts_ : (K,) expected document-level topics mapped to each corpus topic
-        (the corpus sticks' statistics).  seed_ : the int seed the model draws from.
-    n_documents_seen_, n_batches_ : documents fitted; online steps taken.
+    components_ : ndarray of shape (K, W)
+        lambda, the topics' Dirichlet parameters.
+    topic_word_ : ndarray of shape (K, W)
+        Their means.
+    stick_a_, stick_b_ : ndarray of shape (K - 1,)
+        The corpus sticks ``q(beta'_k) = Beta(a_k, b_k)``.
+    topic_weights_ : ndarray of shape (K,)
+        ``E[beta]``.
+    topic_counts_ : ndarray of shape (K,)
+        Expected words per topic.
+    stick_counts_ : ndarray of shape (K,)
+        Expected document-level topics mapped to each corpus topic (the corpus
+        sticks' statistics).
+    n_topics_used_ : int
+        Topics that carry at least 1 % of the corpus' words.
+    bound_ : ndarray
+        ``fit``'s evidence lower bound after each iteration and each kept move.
+    n_iter_ : int
+        Entries of ``bound_`` (batch) or online steps.
+    seed_ : int
+        The seed the model draws from.
+    n_documents_seen_, n_batches_ : int
+        Documents fitted; online steps taken.
+    n_features_in_ : int
+        Vocabulary size W.
 
+    Notes
+    -----
     The learned state is the plain arrays and numbers named in ``_learned_attributes``:
     set them on a fresh instance (same parameters) to restore a model, e.g. from npz.
-    ``partial_fit`` on a fitted model continues from its state (the first online step
-    replaces the random start only on an unfitted model).
+    ``partial_fit`` on a fitted model continues from its state.
+
+    References
+    ----------
+    Wang, C., Paisley, J. & Blei, D. M., "Online variational inference for the
+    hierarchical Dirichlet process", AISTATS 2011.
+    Hughes, M. C., Kim, D. I. & Sudderth, E. B., "Reliable and scalable variational
+    inference for the hierarchical Dirichlet process", AISTATS 2015.
+
+    Examples
+    --------
+    >>> from recognizers.modelling.datasets import make_lda_corpus
+    >>> X, _, _ = make_lda_corpus(n_topics=3, n_words=30, n_docs=40, doc_length=(50, 80))
+    >>> hdp = HDP(10, doc_truncation=5, max_iter=20, random_state=0).fit(X)
+    >>> hdp.transform(X).shape
+    (40, 10)
     """
 
     _learned_attributes = ("components_", "stick_a_", "stick_b_", "topic_counts_",
@@ -77,7 +142,7 @@ class HDP(TransformerMixin, BaseEstimator):
                            "n_documents_seen_", "n_batches_", "n_iter_", "bound_")
 
     _parameter_constraints = {
-        "n_components": [Interval(Integral, 2, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
         "doc_truncation": [Interval(Integral, 2, None, closed="left")],
         "corpus_concentration": [Interval(Real, 0, None, closed="neither")],
         "doc_concentration": [Interval(Real, 0, None, closed="neither")],
@@ -91,8 +156,8 @@ class HDP(TransformerMixin, BaseEstimator):
         "learning_decay": [Interval(Real, 0.5, 1.0, closed="right")],
         "total_samples": [Interval(Real, 0, None, closed="neither")],
         "sort_topics": ["boolean"],
-        "merge": ["boolean"],
-        "n_merge_tries": [Interval(Integral, 0, None, closed="left")],
+        "moves": ["boolean"],
+        "initial_topics": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
     }
 
@@ -100,7 +165,7 @@ class HDP(TransformerMixin, BaseEstimator):
                  doc_concentration=1.0, topic_word_prior=0.01, max_iter=100, tol=1e-5,
                  max_doc_iter=100, doc_tol=1e-6, n_warm=3, learning_offset=1.0,
                  learning_decay=0.6, total_samples=1e4, sort_topics=True,
-                 merge=True, n_merge_tries=3, random_state=None):
+                 moves=True, initial_topics=None, random_state=None):
         self.n_components = n_components
         self.doc_truncation = doc_truncation
         self.corpus_concentration = corpus_concentration
@@ -115,9 +180,32 @@ class HDP(TransformerMixin, BaseEstimator):
         self.learning_decay = learning_decay
         self.total_samples = total_samples
         self.sort_topics = sort_topics
-        self.merge = merge
-        self.n_merge_tries = n_merge_tries
+        self.moves = moves
+        self.initial_topics = initial_topics
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        return tags
+
+    def _validate_counts(self, X, reset, y="no_validation"):
+        """X as CSR float64 counts (non-negative; fractional weights are allowed) with
+        int64 indices; with ``y``, ``(M, y)``.  ``reset`` records ``n_features_in_``,
+        otherwise X must have the fitted vocabulary."""
+        if isinstance(y, str) and y == "no_validation":
+            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=reset)
+        else:
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                                 reset=reset)
+        check_non_negative(X, type(self).__name__)
+        M = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        M.eliminate_zeros()
+        M.sum_duplicates()
+        M.indptr = M.indptr.astype(np.int64)
+        M.indices = M.indices.astype(np.int64)
+        return M if isinstance(y, str) and y == "no_validation" else (M, y)
 
     # ---- state ----------------------------------------------------------------------
     def _init_state(self, M) -> None:
@@ -127,9 +215,12 @@ class HDP(TransformerMixin, BaseEstimator):
             rs, (int, np.integer)) else int(rs)
         rng = np.random.default_rng(self.seed_)
         self.n_features_in_ = W
-        # Random topics of about the corpus' size (Wang et al. / gensim start).
-        scale = max(float(M.data.sum()), 1.0) / (K * W)
-        self.components_ = self.topic_word_prior + rng.gamma(1.0, 1.0, (K, W)) * scale
+        # Random topics of about the corpus' size (Wang et al. / gensim start) in the
+        # first initial_topics slots; the others start empty (births fill them).
+        k0 = K if self.initial_topics is None else min(int(self.initial_topics), K)
+        scale = max(float(M.data.sum()), 1.0) / (k0 * W)
+        self.components_ = np.full((K, W), float(self.topic_word_prior))
+        self.components_[:k0] += rng.gamma(1.0, 1.0, (k0, W)) * scale
         self.topic_counts_ = np.zeros(K)
         self.stick_counts_ = np.zeros(K)  # expected doc-level topics per corpus topic
         self.stick_a_ = np.ones(K - 1)
@@ -142,11 +233,14 @@ class HDP(TransformerMixin, BaseEstimator):
         return (dirichlet.expected_log(self.components_),
                 sticks.expected_log_weights(self.stick_a_, self.stick_b_))
 
-    def _estep(self, M, varphi, zeta, fresh, labels=None):
+    def _estep(self, M, varphi, zeta, fresh, labels=None, forbid=None):
         """Document factors in place; returns the corpus statistics and the documents'
-        bounds.  ``labels`` (encoded classes) switch on a subclass' label terms."""
+        bounds.  ``labels`` (encoded classes) switch on a subclass' label terms;
+        topic ``forbid`` gets no document topic (a delete move's sweeps)."""
         K, W = self.components_.shape
         elog_phi, elog_beta = self._elogs()
+        if forbid is not None:
+            elog_beta[forbid] = -1e30  # (finite: the label kernel multiplies it by 0)
         sstats = np.zeros((K, W))
         counts = np.zeros(K)
         doc_bound = np.zeros(M.shape[0])
@@ -172,8 +266,7 @@ class HDP(TransformerMixin, BaseEstimator):
         self.components_ = self.components_[order]
         self.stick_counts_ = self.stick_counts_[order]
         self.topic_counts_ = self.topic_counts_[order]
-        self.stick_a_, self.stick_b_ = sticks.stick_posterior(
-            self.stick_counts_, self.corpus_concentration)
+        self._set_corpus_sticks()
 
     def _fresh_local(self, M, rng):
         T = self.doc_truncation
@@ -181,12 +274,20 @@ class HDP(TransformerMixin, BaseEstimator):
         varphi = np.zeros((M.shape[0], T, self.n_components))
         return varphi, zeta
 
+    def _set_corpus_sticks(self) -> None:
+        """``q(beta')`` from ``stick_counts_`` (no stick at all when K = 1)."""
+        if self.stick_counts_.size < 2:
+            self.stick_a_, self.stick_b_ = np.ones(0), np.ones(0)
+            return
+        self.stick_a_, self.stick_b_ = sticks.stick_posterior(self.stick_counts_,
+                                                              self.corpus_concentration)
+
     def _set_globals(self, sstats, counts, scale=1.0, rho=1.0):
         eta, gamma = self.topic_word_prior, self.corpus_concentration
         self.components_ = (1 - rho) * self.components_ + rho * (eta + scale * sstats)
         self.stick_counts_ = (1 - rho) * self.stick_counts_ + rho * scale * counts
         self.topic_counts_ = (self.components_.sum(1) - eta * self.components_.shape[1])
-        self.stick_a_, self.stick_b_ = sticks.stick_posterior(self.stick_counts_, gamma)
+        self._set_corpus_sticks()
 
     def _global_bound(self) -> float:
         eta, lam = self.topic_word_prior, self.components_
@@ -202,8 +303,19 @@ class HDP(TransformerMixin, BaseEstimator):
     # ---- fitting --------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Batch coordinate ascent from scratch (monotone bound, ``bound_``)."""
-        M = check_counts(X)
+        """Batch coordinate ascent with moves from scratch (monotone bound, ``bound_``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_docs, n_words)
+            Word counts (non-negative; fractional weights are allowed).
+        y : ignored
+
+        Returns
+        -------
+        self : HDP
+        """
+        M = self._validate_counts(X, reset=True)
         self._init_state(M)
         return self._fit_batch(M, None)
 
@@ -211,57 +323,283 @@ class HDP(TransformerMixin, BaseEstimator):
         rng = np.random.default_rng(self.seed_ + 1)
         varphi, zeta = self._fresh_local(M, rng)
         bounds = []
+        last_moves = -self._MOVE_GAP
+        self._failed_births = 0
         for it in range(self.max_iter):
-            sstats, counts, doc_bound = self._estep(M, varphi, zeta, it == 0, labels)
+            sstats, counts, doc_bounds = self._estep(M, varphi, zeta, it == 0, labels)
             self._set_globals(sstats, counts)
             self._update_label_weights(M, varphi, zeta, labels)
             # The documents' bounds used E[log phi], E[log beta] of the old globals;
             # re-evaluate at the new ones with one more (monotone) sweep next round.
             bounds.append(self._bound(M, varphi, zeta, labels))
-            if len(bounds) > 1 and abs(bounds[-1] - bounds[-2]) <= self.tol * abs(bounds[-2]):
-                if not (self.merge and self._merge_moves(M, varphi, zeta, bounds, labels)):
-                    break
+            change = (abs(bounds[-1] - bounds[-2]) / abs(bounds[-2]) if len(bounds) > 1
+                      else np.inf)
+            converged = change <= self.tol
+            if self.moves and it + 1 < self.max_iter and (
+                    converged or (change <= self._MOVE_TOL
+                                  and it - last_moves >= self._MOVE_GAP)):
+                last_moves = it
+                if self._moves(M, varphi, zeta, bounds, labels, doc_bounds):
+                    continue
+            if converged:
+                break
         self.bound_ = np.asarray(bounds)
         self.n_iter_ = len(bounds)
         self.n_documents_seen_ = M.shape[0]
         self.n_topics_used_ = sticks.n_used(self.topic_counts_, 0.01)
         return self
 
-    def _merge_moves(self, M, varphi, zeta, bounds, labels=None) -> bool:
-        """Merge duplicate topics where that raises the bound (Bryant & Sudderth 2012).
+    # ---- birth, merge, delete and reorder moves (batch only) --------------------------
+    # Moves run when the bound's relative change falls below _MOVE_TOL, at most every
+    # _MOVE_GAP iterations, and at convergence; each is kept only if the bound rises.
+    _MOVE_TOL = 1e-3
+    _MOVE_GAP = 3
+    _DELETE_SHARE = (1e-3, 0.2)   # delete candidates: topics with this share of words
+    _DELETE_TRIES = 3
+    _DELETE_SWEEPS = 2
+    _BIRTH_DOCS = 0.3             # birth targets: this share of the documents (>= 5)
+    _BIRTH_SWEEPS = 3
+    _BIRTH_TOPICS = 4
+    _JOIN_TRIES = 5
 
-        Coordinate ascent splits a true topic into near-copies it cannot rejoin; a
-        merge moves all of topic l's doc-level mass (varphi[..., l]) onto topic k and
-        is kept only if the full bound, after three sweeps in the merged state, beats the last one,
-        so ``bound_`` stays monotone.  Candidates: used topic pairs by cosine
-        similarity of their word distributions.  Returns whether any merge was kept.
-        """
-        used = np.flatnonzero(self.topic_counts_ >= 0.01 * self.topic_counts_.sum())
-        tw = self.topic_word_[used]
-        tw = tw / np.linalg.norm(tw, axis=1, keepdims=True)
-        sim = tw @ tw.T
-        pairs = [(sim[i, j], used[i], used[j]) for i in range(len(used))
-                 for j in range(i + 1, len(used)) if sim[i, j] > 0.3]
-        merged = False
-        for _, k, l in sorted(pairs, reverse=True)[:self.n_merge_tries]:
-            saved = (varphi.copy(), zeta.copy(), self.components_, self.stick_counts_,
-                     self.topic_counts_, self.stick_a_, self.stick_b_)
-            varphi[:, :, k] += varphi[:, :, l]
-            varphi[:, :, l] = 0.0
-            self._set_globals(*corpus_statistics(M, varphi, zeta))
-            # a few sweeps let the documents settle into the merged topic
-            for _ in range(3):
-                sstats, counts, _ = self._estep(M, varphi, zeta, False, labels)
-                self._set_globals(sstats, counts)
-            new = self._bound(M, varphi, zeta, labels)
-            if new > bounds[-1]:
+    def _moves(self, M, varphi, zeta, bounds, labels, doc_bounds) -> bool:
+        """One round of merges, deletes, a birth and a reorder (Hughes, Kim & Sudderth
+        2015), each kept only if the whole-corpus bound rises; every kept move appends
+        its bound to ``bounds``.  Returns whether any move was kept."""
+        kept = False
+        for move in (self._merge_moves, self._delete_moves, self._birth_move,
+                     self._sort_move):
+            new = move(M, varphi, zeta, bounds[-1], labels, doc_bounds)
+            if new is not None:
                 bounds.append(new)
-                merged = True
-                break  # topic indices and similarities changed; converge, then retry
-            varphi[...], zeta[...] = saved[0], saved[1]
-            (self.components_, self.stick_counts_, self.topic_counts_, self.stick_a_,
-             self.stick_b_) = saved[2:]
-        return merged
+                kept = True
+        return kept
+
+    def _snapshot(self, varphi, zeta):
+        names = [n for n in ("components_", "stick_counts_", "topic_counts_", "stick_a_",
+                             "stick_b_", "coef_") if hasattr(self, n)]
+        return varphi.copy(), zeta.copy(), {n: getattr(self, n).copy() for n in names}
+
+    def _restore(self, snapshot, varphi, zeta) -> None:
+        varphi[...], zeta[...] = snapshot[0], snapshot[1]
+        for n, v in snapshot[2].items():
+            setattr(self, n, v)
+
+    def _globals_from_locals(self, M, varphi, zeta, labels) -> float:
+        """Corpus factors at their optimum given the document factors; the bound."""
+        self._set_globals(*corpus_statistics(M, varphi, zeta))
+        self._update_label_weights(M, varphi, zeta, labels)
+        return self._bound(M, varphi, zeta, labels)
+
+    def _merge_moves(self, M, varphi, zeta, bound, labels, doc_bounds=None):
+        """Merge every pair of topics whose merge raises the bound, best first.
+
+        The change of each merge is exact from the corpus statistics
+        (:func:`hdp_moves.merge_gains`); after each merge the pairs of the two topics
+        are re-scored, until no merge gains.  The merged state's bound is then
+        recomputed from scratch (with the label term, and ``coef_`` refitted, for the
+        supervised model) and kept only if it beats ``bound``.  Returns the new bound
+        or None.
+        """
+        K = self.n_components
+        eta, gamma = float(self.topic_word_prior), float(self.corpus_concentration)
+        S = self.components_ - eta
+        c = self.stick_counts_.copy()
+        V = varphi.reshape(-1, K).copy()
+        parts, logb, negent = merge_gains(S, c, V, eta, gamma)
+        sg = np.empty((K, K))
+        merges = []
+        while True:
+            stick_merge_gains(c, gamma, sg)
+            gains = parts + sg
+            i, j = np.unravel_index(int(np.argmax(gains)), gains.shape)
+            if not gains[i, j] > 1e-9 * abs(bound):
+                break
+            merges.append((int(i), int(j), float(gains[i, j])))
+            S[i] += S[j]
+            S[j] = 0.0
+            c[i] += c[j]
+            c[j] = 0.0
+            V[:, i] += V[:, j]
+            V[:, j] = 0.0
+            pair = np.array([i, j])
+            pair_logb = np.empty(2)
+            topic_log_b(S[pair], eta, pair_logb)
+            logb[pair] = pair_logb
+            negent[j] = 0.0
+            neg_entropy(V[:, i:i + 1], negent[i:i + 1])
+            update_merge_gains(S, V, eta, logb, negent, pair, parts)
+        new = None
+        if merges:
+            new = self._merge(M, varphi, zeta, bound, labels, [(i, j) for i, j, _ in merges])
+            if new is None and len(merges) > 1:  # (the label term can disagree)
+                new = self._merge(M, varphi, zeta, bound, labels, [merges[0][:2]])
+        # Pairs the statistics call (slightly) bad may still gain once each document
+        # joins its two document topics (join_document_topics): try the best few.
+        if new is None and not merges:
+            stick_merge_gains(c, gamma, sg)
+            gains = parts + sg
+            used = self.topic_counts_ >= self._DELETE_SHARE[0] * self.topic_counts_.sum()
+            gains[~used, :] = -np.inf
+            gains[:, ~used] = -np.inf
+            flat = np.argsort(gains, axis=None)[::-1][:self._JOIN_TRIES]
+            for i, j in zip(*np.unravel_index(flat, gains.shape)):
+                if not np.isfinite(gains[i, j]):
+                    break
+                tried = self._merge(M, varphi, zeta, bound if new is None else new, labels,
+                                    [(int(i), int(j))], join=True)
+                if tried is not None:
+                    new = tried
+                    break  # indices changed; the next round re-scores
+        return new
+
+    def _merge(self, M, varphi, zeta, bound, labels, pairs, join=False):
+        """Merge topic j into topic i for each ``(i, j)`` of ``pairs`` in turn; keep the
+        result if its bound, recomputed from scratch, beats ``bound``.  Returns the new
+        bound, or None (state unchanged)."""
+        snapshot = self._snapshot(varphi, zeta)
+        for i, j in pairs:
+            varphi[:, :, i] += varphi[:, :, j]
+            varphi[:, :, j] = 0.0
+            if hasattr(self, "coef_"):  # the merged topic's label weights: the mean
+                w = self.stick_counts_[[i, j]] + 1e-12
+                self.coef_[:, i] = (self.coef_[:, [i, j]] @ w) / w.sum()
+                self.coef_[:, j] = 0.0
+            if join:
+                join_document_topics(M.indptr, M.data.astype(np.float64), varphi, zeta, i)
+        new = self._globals_from_locals(M, varphi, zeta, labels)
+        if new > bound:
+            return new
+        self._restore(snapshot, varphi, zeta)
+        return None
+
+    def _delete_moves(self, M, varphi, zeta, bound, labels, doc_bounds=None):
+        """Try deleting the smallest topics (words share in ``_DELETE_SHARE``), smallest
+        first; returns the bound after the kept deletes, or None."""
+        share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
+        lo, hi = self._DELETE_SHARE
+        # (a topic whose delete failed is not tried again until some move is kept)
+        failed = getattr(self, "_failed_deletes", set())
+        candidates = [k for k in np.argsort(share) if lo <= share[k] < hi and k not in failed]
+        new_bound = None
+        for j in candidates[:self._DELETE_TRIES]:
+            new = self._delete_move(M, varphi, zeta, bound, labels, int(j))
+            if new is None:
+                failed.add(j)
+            else:
+                bound = new_bound = new
+                failed = set()
+        self._failed_deletes = failed
+        return new_bound
+
+    def _delete_move(self, M, varphi, zeta, bound, labels, j):
+        """Delete topic j: every document topic mapped to it moves to its best other
+        topics (:func:`hdp_core.varphi_without_topic`), the corpus factors follow and
+        the documents take ``_DELETE_SWEEPS`` sweeps without topic j.
+        Kept only if the bound rises: returns the new bound, or None (state unchanged;
+        deleting an empty topic changes nothing)."""
+        snapshot = self._snapshot(varphi, zeta)
+        elog_phi, elog_beta = self._elogs()
+        if varphi_without_topic(M.indptr, M.indices, M.data.astype(np.float64), elog_phi,
+                                elog_beta, zeta, varphi, j) == 0:
+            return None
+        if hasattr(self, "coef_"):
+            self.coef_[:, j] = 0.0
+        self._globals_from_locals(M, varphi, zeta, labels)
+        # the words of the document topics that mapped to j find their new places
+        for _ in range(self._DELETE_SWEEPS):
+            self._set_globals(*self._estep(M, varphi, zeta, False, labels, forbid=j)[:2])
+            self._update_label_weights(M, varphi, zeta, labels)
+        new = self._bound(M, varphi, zeta, labels)
+        if new > bound:
+            return new
+        self._restore(snapshot, varphi, zeta)
+        return None
+
+    def _birth_move(self, M, varphi, zeta, bound, labels, doc_bounds):
+        """Propose new topics in empty slots from the worst-explained documents.
+
+        Targets: the ``_BIRTH_DOCS`` share of the documents with the lowest bound per
+        word.  Each target's excess words (its counts above the model's prediction
+        ``N_d sum_k thetabar_dk phi_kw``) are clustered by k-means on their word
+        distributions into up to ``_BIRTH_TOPICS`` groups, one new topic each (``eta``
+        plus the group's excess counts).  Each target hands its excess words to its
+        least used document topic, mapped to its group's new topic; the documents
+        then take ``_BIRTH_SWEEPS`` coordinate-ascent sweeps, and the result is kept
+        only if the bound beats ``bound``.  Returns the new bound or None.
+        """
+        share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
+        free = np.flatnonzero(share < self._DELETE_SHARE[0])
+        if free.size == 0 or self._failed_births >= 2:
+            return None  # no free slot, or births keep failing
+        lengths = np.bincount(np.repeat(np.arange(M.shape[0]), np.diff(M.indptr)),
+                              M.data, minlength=M.shape[0])
+        docs = np.flatnonzero(lengths > 0)
+        n_target = min(docs.size, max(5, int(self._BIRTH_DOCS * M.shape[0])))
+        if n_target < 2:
+            return None
+        targets = docs[np.argsort(doc_bounds[docs] / lengths[docs], kind="stable")[:n_target]]
+        phi = self.topic_word_
+        excess = []
+        for d in targets:
+            lo, hi = M.indptr[d], M.indptr[d + 1]
+            n, words = M.data[lo:hi].astype(np.float64), M.indices[lo:hi]
+            theta = n @ (zeta[lo:hi] @ varphi[d]) / lengths[d]
+            excess.append(np.maximum(n - lengths[d] * (theta @ phi[:, words]), 0.0))
+        E = np.zeros((n_target, M.shape[1]))
+        for r, d in enumerate(targets):
+            E[r, M.indices[M.indptr[d]:M.indptr[d + 1]]] = excess[r]
+        keep = E.sum(1) > 0
+        n_new = min(free.size, self._BIRTH_TOPICS, int(keep.sum()))
+        if n_new < 1:
+            return None
+        from sklearn.cluster import KMeans
+        P = E[keep] / E[keep].sum(1, keepdims=True)
+        group = np.full(n_target, -1)
+        group[keep] = KMeans(n_new, n_init=1, random_state=self.seed_ + len(free)).fit(
+            P).labels_ if n_new > 1 else 0
+        snapshot = self._snapshot(varphi, zeta)
+        self.components_ = self.components_.copy()
+        slots = free[:n_new]
+        for g, j in enumerate(slots):
+            self.components_[j] = self.topic_word_prior + E[group == g].sum(0)
+        for r, d in enumerate(targets):
+            if group[r] < 0:
+                continue
+            lo, hi = M.indptr[d], M.indptr[d + 1]
+            n = M.data[lo:hi].astype(np.float64)
+            t = int(np.argmin(n @ zeta[lo:hi]))
+            moved = (excess[r] / n)[:, None]
+            zeta[lo:hi] *= 1.0 - moved
+            zeta[lo:hi, t] += moved[:, 0]
+            varphi[d, t] = 0.0
+            varphi[d, t, slots[group[r]]] = 1.0
+        for _ in range(self._BIRTH_SWEEPS):
+            sstats, counts, _ = self._estep(M, varphi, zeta, False, labels)
+            self._set_globals(sstats, counts)
+            self._update_label_weights(M, varphi, zeta, labels)
+        new = self._bound(M, varphi, zeta, labels)
+        if new > bound:
+            self._failed_births = 0
+            return new
+        self._failed_births += 1
+        self._restore(snapshot, varphi, zeta)
+        return None
+
+    def _sort_move(self, M, varphi, zeta, bound, labels, doc_bounds=None):
+        """Reorder the topics by their stick counts, largest first, if that raises the
+        corpus sticks' part of the bound (the only part an order changes)."""
+        c = self.stick_counts_
+        order = np.argsort(-c, kind="stable")
+        if np.array_equal(order, np.arange(c.size)):
+            return None
+        gain = stick_term(c[order], float(self.corpus_concentration)) - stick_term(
+            c, float(self.corpus_concentration))
+        if not gain > 1e-12 * abs(bound):
+            return None
+        self._permute_topics(order)
+        varphi[...] = varphi[:, :, order]
+        return bound + gain
 
     def _bound(self, M, varphi, zeta, labels=None) -> float:
         """The full bound at the current globals and the given document factors."""
@@ -273,13 +611,22 @@ class HDP(TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
-        """One online step on the mini-batch X (the first call initialises)."""
-        M = check_counts(X)
+        """One online step on the mini-batch X (the first call initialises; no moves).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_docs, n_words)
+            Word counts of the mini-batch.
+        y : ignored
+
+        Returns
+        -------
+        self : HDP
+        """
         first = not hasattr(self, "components_")
+        M = self._validate_counts(X, reset=first)
         if first:
             self._init_state(M)
-        else:
-            check_vocabulary(M, self.n_features_in_)
         return self._online_step(M, None, first)
 
     def _online_step(self, M, labels, first):
@@ -313,14 +660,50 @@ class HDP(TransformerMixin, BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self, "components_")
-        return check_vocabulary(check_counts(X), self.n_features_in_)
+        return self._validate_counts(X, reset=False)
 
     def local_factors(self, X):
-        """Document factors with the corpus fixed: ``(M, varphi (D,T,K), zeta (nnz,T))``."""
+        """Document factors with the corpus fixed.
+
+        Each document's start depends only on its own words (a fixed random row per
+        position in the document), so its factors do not depend on the others in X.
+
+        Returns
+        -------
+        M : CSR matrix, the validated counts.
+        varphi : ndarray of shape (n_docs, T, K), document topics' maps to corpus topics.
+        zeta : ndarray of shape (nnz, T), each word entry's document-topic assignment.
+        """
         M = self._check_X(X)
-        varphi, zeta = self._fresh_local(M, np.random.default_rng(self.seed_ + 3))
+        T, K = self.doc_truncation, self.n_components
+        # a fixed random row per position in the document
+        position = np.arange(M.nnz) - np.repeat(M.indptr[:-1], np.diff(M.indptr))
+        longest = int(position.max()) + 1 if M.nnz else 0
+        start = np.random.default_rng(self.seed_ + 3).dirichlet(np.ones(T), size=longest)
+        zeta = np.ascontiguousarray(start[position]) if M.nnz else np.zeros((0, T))
+        varphi = np.zeros((M.shape[0], T, K))
         self._estep(M, varphi, zeta, True)
         return M, varphi, zeta
+
+    def score(self, X, y=None) -> float:
+        """The evidence lower bound of X's documents with the corpus fixed (their
+        terms of the bound, without the corpus factors' KL); higher is better.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_docs, n_words)
+        y : ignored
+
+        Returns
+        -------
+        float
+        """
+        M, varphi, zeta = self.local_factors(X)
+        elog_phi, elog_beta = self._elogs()
+        out = np.zeros(M.shape[0])
+        doc_bound(M.indptr, M.indices, M.data, elog_phi, elog_beta,
+                  float(self.doc_concentration), varphi, zeta, out)
+        return float(out.sum())
 
     def transform(self, X) -> np.ndarray:
         """(n_docs, K) expected corpus-topic frequencies of each document's words
@@ -328,9 +711,21 @@ class HDP(TransformerMixin, BaseEstimator):
         M, varphi, zeta = self.local_factors(X)
         return topic_frequencies(M, varphi, zeta)
 
-    def perplexity(self, X) -> float:
-        """Held-out perplexity by document completion (``heldout_perplexity``), with the
-        finite-K Dirichlet ``alpha_0 E[beta]`` as the documents' prior."""
+    def completion_perplexity(self, X) -> float:
+        """Held-out perplexity by document completion (:func:`heldout_perplexity`: the
+        proportions are folded in on half of each document's words, the other half is
+        scored), with the finite-K Dirichlet ``alpha_0 E[beta]`` as the prior.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_docs, n_words)
+            Held-out documents' integer word counts.
+
+        Returns
+        -------
+        float
+            Lower is better.
+        """
         self._check_X(X)
         prior = np.maximum(self.doc_concentration * self.topic_weights_, 1e-10)
         return heldout_perplexity(self.topic_word_, prior, X, random_state=0)
@@ -338,17 +733,18 @@ class HDP(TransformerMixin, BaseEstimator):
 
 def corpus_statistics(M, varphi, zeta) -> tuple[np.ndarray, np.ndarray]:
     """``(sstats (K, W), counts (K,))`` of the corpus update from the document factors:
-    ``sum_e n_e sum_t zeta_et varphi_tk [w_e = w]`` and ``sum_d sum_t varphi_dtk``."""
-    D, T, K = varphi.shape
-    rows = np.repeat(np.arange(D), np.diff(M.indptr))
-    per_entry = np.einsum("et,etk->ek", zeta, varphi[rows]) * M.data[:, None]
-    sstats = np.zeros((K, M.shape[1]))
-    np.add.at(sstats.T, M.indices, per_entry)
-    return sstats, varphi.sum((0, 1))
+    ``sum_e n_e sum_t zeta_et varphi_tk [w_e = w]`` and ``sum_d sum_t varphi_dtk``
+    (:func:`hdp_core.corpus_statistics`)."""
+    K = varphi.shape[2]
+    sstats = np.empty((K, M.shape[1]))
+    counts = np.empty(K)
+    corpus_statistics_kernel(M.indptr, M.indices, M.data.astype(np.float64), varphi, zeta,
+                             sstats, counts)
+    return sstats, counts
 
 
 def topic_frequencies(M, varphi, zeta) -> np.ndarray:
-    """``thetabar_dk = (1/N_d) sum_n sum_t zeta_nt varphi_tk`` (digest eq. 5); an empty
+    """``thetabar_dk = (1/N_d) sum_n sum_t zeta_nt varphi_tk`` (Zhang et al.'s eq. 5); an empty
     document gets the mean of its doc-level topics' maps."""
     D, T, K = varphi.shape
     rows = np.repeat(np.arange(D), np.diff(M.indptr))

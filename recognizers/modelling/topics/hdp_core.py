@@ -18,7 +18,8 @@ from numba import njit
 from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.topics.lda_core import _digamma
 
-__all__ = ["doc_bound", "doc_estep", "doc_estep_labelled", "label_value_grad"]
+__all__ = ["doc_bound", "doc_estep", "doc_estep_labelled", "label_value_grad",
+           "corpus_statistics", "varphi_without_topic", "join_document_topics"]
 
 
 @njit(cache=True)
@@ -266,20 +267,20 @@ def _labelled_assignment_step(e, lo, count, assign, row, base, mr, r, g, logG, w
 def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
                        fresh, n_warm, max_iter, tol, sstats, topic_counts, doc_bound, mu,
                        labels, label_weight):
-    """:func:`doc_estep` with supervised-HDP label terms (paper 002, digest 3b/3c).
+    """:func:`doc_estep` with supervised-HDP label terms (Zhang et al. 2013).
 
     mu (C, K) the softmax weights; labels (D,) class indices, where a negative label
     (an unlabelled document) or an empty document gets the plain HDP updates; the
     label terms are scaled by ``label_weight``.  With ``g_el = sum_k P_ek exp(mu_lk/N)``,
     ``P_ek = sum_t zeta_et varphi_tk`` and ``w = softmax_l(sum_e n_e log g_el)`` (log
-    space, P4) the fixed points are (18) and (11)/(23):
+    space) the fixed points are (18) and (11)/(23):
 
         varphi_tk ∝ exp(HDP terms + mu_yk N_t / N - sum_l w_l sum_e n_e zeta_et e^(mu_lk/N) / g_el)
         zeta_et   ∝ exp(HDP terms + mu_y . varphi_t / N - sum_l w_l r_tl / g_el)
 
     (``r_tl = sum_k varphi_tk e^(mu_lk/N)``), applied topic by topic and word by word
     with g and w kept current.  doc_bound gets the HDP part of the bound only (the
-    label term is an approximation, P1; the documents' convergence test uses it too).
+    label term is an approximation; the documents' convergence test uses it too).
     With mu = 0 the label terms are constant over k and t and the updates are HDP's.
     """
     D = indptr.shape[0] - 1
@@ -463,7 +464,7 @@ def label_value_grad(indptr, counts, P, thetabar, labels, mu, grad):
 
     P (nnz, K) ``sum_t zeta_et varphi_tk`` per word entry, thetabar (D, K), labels (D,)
     class indices, mu (C, K); writes d/dmu into grad (C, K) and returns the value
-    ``sum_d mu_{y_d} . thetabar_d - log sum_l exp(sum_e n_e log g_el)`` (log space, P4;
+    ``sum_d mu_{y_d} . thetabar_d - log sum_l exp(sum_e n_e log g_el)`` (log space;
     an empty document contributes ``-log C``).
     """
     D = indptr.shape[0] - 1
@@ -505,3 +506,90 @@ def label_value_grad(indptr, counts, P, thetabar, labels, mu, grad):
                 for k in range(K):
                     grad[l, k] -= c * P[e, k] * Ex[k, l]
     return value
+
+
+@njit(cache=True)
+def corpus_statistics(indptr, indices, counts, varphi, zeta, sstats, topic_counts):
+    """The corpus update's statistics of the document factors, in place (zeroed first):
+    ``sstats[k, w] = sum_e [w_e = w] n_e sum_t zeta_et varphi_dtk`` (K, W) and
+    ``topic_counts[k] = sum_dt varphi_dtk`` (K,)."""
+    D, T, K = varphi.shape
+    sstats[...] = 0.0
+    topic_counts[...] = 0.0
+    for d in range(D):
+        for t in range(T):
+            for k in range(K):
+                topic_counts[k] += varphi[d, t, k]
+        for e in range(indptr[d], indptr[d + 1]):
+            w = indices[e]
+            for k in range(K):
+                s = 0.0
+                for t in range(T):
+                    s += zeta[e, t] * varphi[d, t, k]
+                sstats[k, w] += counts[e] * s
+
+
+@njit(cache=True)
+def varphi_without_topic(indptr, indices, counts, elog_phi, elog_beta, zeta, varphi, j):
+    """Delete move's proposal, in place: every doc-level topic that maps to corpus topic
+    ``j`` with positive probability gets the optimal map over the other topics,
+    ``varphi_tk ∝ exp(E[log beta_k] + sum_e n_e zeta_et E[log phi_k,w_e])``, k != j, and
+    ``varphi_tj = 0``.  Rows with ``varphi_tj = 0`` are left as they are (so deleting an
+    empty topic changes nothing).  Returns the number of rows changed."""
+    D, T, K = varphi.shape
+    row = np.empty(K)
+    changed = 0
+    for d in range(D):
+        for t in range(T):
+            if varphi[d, t, j] <= 0.0:
+                continue
+            changed += 1
+            for k in range(K):
+                s = elog_beta[k]
+                for e in range(indptr[d], indptr[d + 1]):
+                    s += counts[e] * zeta[e, t] * elog_phi[k, indices[e]]
+                row[k] = s
+            row[j] = -np.inf
+            _normalise_inplace(row)
+            for k in range(K):
+                varphi[d, t, k] = math.exp(row[k])
+            varphi[d, t, j] = 0.0
+    return changed
+
+
+@njit(cache=True)
+def join_document_topics(indptr, counts, varphi, zeta, k):
+    """After corpus topics merged into ``k``: in each document, the document topics
+    mapped mostly to ``k`` hand their words (zeta) to the biggest of them, in place.
+    Without it, a document that kept two halves of a topic in two document topics
+    pays for both sticks and the merge looks worse than it is.  Returns the number
+    of document topics emptied."""
+    D, T, K = varphi.shape
+    joined = 0
+    Nt = np.empty(T)
+    for d in range(D):
+        lo, hi = indptr[d], indptr[d + 1]
+        best = -1
+        for t in range(T):
+            s = 0.0
+            for e in range(lo, hi):
+                s += counts[e] * zeta[e, t]
+            Nt[t] = s
+            mapped = 0
+            for m in range(K):
+                if varphi[d, t, m] > varphi[d, t, mapped]:
+                    mapped = m
+            if mapped != k:
+                Nt[t] = -1.0
+            elif best < 0 or s > Nt[best]:
+                best = t
+        if best < 0:
+            continue
+        for t in range(T):
+            if t == best or Nt[t] < 0.0:
+                continue
+            joined += 1
+            for e in range(lo, hi):
+                zeta[e, best] += zeta[e, t]
+                zeta[e, t] = 0.0
+    return joined

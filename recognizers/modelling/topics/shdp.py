@@ -1,5 +1,6 @@
-"""Supervised hierarchical Dirichlet process (paper 002: Zhang, Ek, Gratal, Pokorny &
-Kjellström), batch (Algorithm 1) and online.
+"""Supervised hierarchical Dirichlet process (Zhang, Ek, Gratal, Pokorny &
+Kjellström, "Supervised hierarchical Dirichlet processes with variational
+inference", ICCV workshops 2013), batch (Algorithm 1) and online.
 
     from recognizers.modelling import SupervisedHDP
     clf = SupervisedHDP(n_components=30, doc_truncation=10).fit(X, y)  # X: counts
@@ -9,16 +10,16 @@ The model is the variational HDP of :mod:`recognizers.modelling.hdp` (this class
 subclasses :class:`HDP` and runs its kernel and corpus updates) plus a label per
 document, ``p(y | thetabar) = softmax_y(mu_y . thetabar)``, where ``thetabar`` is the
 document's empirical distribution of corpus topics.  The expected log-softmax is
-replaced by paper 002's eq. (9) (an approximation, digest P1):
+replaced by Zhang et al.'s eq. (9) (an approximation, not a bound beyond one word):
 
     mu_y . E[thetabar] - log sum_l prod_e g_el^{n_e},   g_el = sum_k P_ek exp(mu_lk / N)
 
-with ``P_ek = sum_t zeta_et varphi_tk``, evaluated in log space (P4).  The document
-updates are the fixed points of ``hdp_core.doc_estep_labelled`` (digest 3b/3c); the
+with ``P_ek = sum_t zeta_et varphi_tk``, evaluated in log space (our change, against overflow).  The document
+updates are the fixed points of ``hdp_core.doc_estep_labelled`` (their eqs. 18, 11 and 23); the
 weights ``mu`` (``coef_``, (n_classes, K)) are an L-BFGS M-step on the label term with
-an L2 penalty ``label_penalty / 2 |mu|^2`` (P4; not in the paper).  At test time the
-label terms are dropped (P5): ``transform`` is HDP's, and ``predict`` is
-``argmax_y mu_y . thetabar`` (eq. 14).  HDP's stick warm-up ``n_warm`` is P9.
+an L2 penalty ``label_penalty / 2 |mu|^2`` (not in the paper).  At test time the
+label terms are dropped: ``transform`` is HDP's, and ``predict`` is
+``argmax_y mu_y . thetabar`` (eq. 14).  HDP's stick warm-up ``n_warm`` is Wang et al.'s.
 
 With ``label_weight = 0`` (or ``mu = 0``) every update is exactly HDP's.
 """
@@ -37,7 +38,6 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from recognizers.modelling.topics.hdp import HDP
 from recognizers.modelling.topics.hdp_core import label_value_grad
-from recognizers.modelling.topics.perplexity import check_counts, check_vocabulary
 
 __all__ = ["SupervisedHDP", "label_statistics", "label_term", "label_grad_varphi",
            "check_labels", "encode_labels"]
@@ -71,7 +71,7 @@ def _log_g(mu, rows, P, N):
 
 
 def label_term(mu, M, rows, P, N, thetabar, labels, with_grad=False):
-    """Paper 002's eq. (9) summed over the documents (log space, P4), and its gradient
+    """Zhang et al.'s eq. (9) summed over the documents (in log space), and its gradient
     in mu (24) (``hdp_core.label_value_grad``).  ``labels`` (D,) class indices.
     Returns the value, or ``(value, grad (C, K))``."""
     mu = np.ascontiguousarray(mu, dtype=np.float64)
@@ -83,7 +83,7 @@ def label_term(mu, M, rows, P, N, thetabar, labels, with_grad=False):
 
 def label_grad_varphi(mu, M, varphi, zeta, labels):
     """Gradient (D, T, K) of :func:`label_term` in the document-topic maps varphi
-    (paper 002's eq. 18 without the HDP terms)."""
+    (Zhang et al.'s eq. 18 without the HDP terms)."""
     rows, P, N, _ = label_statistics(M, varphi, zeta)
     D, T, K = varphi.shape
     C = mu.shape[0]
@@ -133,7 +133,8 @@ def _check_classes(classes) -> np.ndarray:
     if classes.dtype == object:
         classes = classes.astype(str)
     if classes.size < 2:
-        raise ValueError("a classifier needs at least 2 classes, got %d" % classes.size)
+        raise ValueError("a classifier needs at least 2 classes, got %d class"
+                         % classes.size)
     return classes
 
 
@@ -156,39 +157,46 @@ def fit_label_weights(mu0, value_grad, penalty, scale, max_iter):
 class TopicSoftmaxMixin:
     """Prediction of a softmax over a document's topic proportions, shared by
     :class:`SupervisedHDP` (``mu_y . thetabar``, eq. 14, label terms dropped at test
-    time, P5) and :class:`~recognizers.modelling.slda.SupervisedLDA` (``eta_y . zbar``):
+    time) and :class:`~recognizers.modelling.slda.SupervisedLDA` (``eta_y . zbar``):
     scores ``transform(X) @ coef_.T``."""
 
-    def decision_function(self, X) -> np.ndarray:
-        """(n_docs, C) scores ``coef_ . (topic proportions)``."""
+    def _topic_scores(self, X) -> np.ndarray:
         check_is_fitted(self, "coef_")
         return self.transform(X) @ self.coef_.T
 
+    def decision_function(self, X) -> np.ndarray:
+        """Scores ``coef_ . (topic proportions)``: (n_docs, C), or for two classes the
+        (n_docs,) margin of ``classes_[1]`` over ``classes_[0]`` (scikit-learn's
+        convention)."""
+        s = self._topic_scores(X)
+        return s[:, 1] - s[:, 0] if s.shape[1] == 2 else s
+
     def predict_proba(self, X) -> np.ndarray:
-        """(n_docs, C) softmax of :meth:`decision_function`."""
-        s = self.decision_function(X)
+        """(n_docs, C) softmax of the scores."""
+        s = self._topic_scores(X)
         return np.exp(s - logsumexp(s, axis=1, keepdims=True))
 
     def predict(self, X) -> np.ndarray:
         """The best-scoring labels, from ``classes_``."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        s = self._topic_scores(X)
+        return self.classes_[np.argmax(s, axis=1)]
 
 
 class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
-    """Supervised HDP classifier of bags of words (paper 002): the number of topics
+    """Supervised HDP classifier of bags of words (Zhang et al. 2013): the number of topics
     is learnt below the truncation, the labels shape the topics.
 
     Parameters
     ----------
     n_components, doc_truncation, corpus_concentration, doc_concentration,
     topic_word_prior, max_iter, tol, max_doc_iter, doc_tol, n_warm, learning_offset,
-    learning_decay, total_samples, sort_topics, merge, n_merge_tries, random_state :
+    learning_decay, total_samples, sort_topics, moves, initial_topics, random_state :
         as :class:`HDP` (K, T, gamma, alpha_0, eta, the batch and document loops, the
-        stick warm-up (P9), the online rate ``(tau0 + t)^-kappa`` and the corpus size
-        an online mini-batch stands for, merge moves, the seed).
+        stick warm-up, the online rate ``(tau0 + t)^-kappa`` and the corpus size
+        an online mini-batch stands for, the batch moves and start, the seed).
     label_weight : scale of the label term in the bound (1 = the paper; 0 switches
         the supervision off: exactly HDP's updates, ``coef_ = 0``).
-    label_penalty : L2 penalty ``label_penalty / 2 |mu|^2`` of the weights (P4).
+    label_penalty : L2 penalty ``label_penalty / 2 |mu|^2`` of the weights.
     max_label_iter : L-BFGS iterations of each M-step for mu.
 
     Attributes
@@ -196,12 +204,20 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
     classes_ : (C,) the class labels.  coef_ : (C, K) the softmax weights mu.
     components_, topic_word_, topic_weights_, topic_counts_, stick_a_, stick_b_,
     stick_counts_, n_topics_used_, bound_ (the bound with the label term, which is an
-    approximation and need not rise, P1), n_iter_, n_batches_, n_documents_seen_,
+    approximation and need not rise), n_iter_, n_batches_, n_documents_seen_,
     seed_ : as :class:`HDP`.
 
     ``_learned_attributes`` names the learned state (numpy arrays and numbers only):
     copy them, e.g. through npz, onto a fresh instance with the same parameters to
-    restore the classifier.
+    restore the classifier.  ``fit`` runs HDP's birth, merge and delete moves
+    (``moves``), each kept only if the bound with the label term rises.
+
+    References
+    ----------
+    Zhang, C., Ek, C. H., Gratal, X., Pokorny, F. T. & Kjellström, H., "Supervised
+    hierarchical Dirichlet processes with variational inference", ICCV workshops 2013.
+    Hughes, M. C., Kim, D. I. & Sudderth, E. B., "Reliable and scalable variational
+    inference for the hierarchical Dirichlet process", AISTATS 2015.
     """
 
     _parameter_constraints = {
@@ -217,7 +233,7 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
                  doc_concentration=1.0, topic_word_prior=0.01, max_iter=100, tol=1e-5,
                  max_doc_iter=100, doc_tol=1e-6, n_warm=3, learning_offset=1.0,
                  learning_decay=0.6, total_samples=1e4, sort_topics=True,
-                 merge=True, n_merge_tries=3, label_weight=1.0, label_penalty=1.0,
+                 moves=True, initial_topics=None, label_weight=1.0, label_penalty=1.0,
                  max_label_iter=50, random_state=None):
         super().__init__(
             n_components, doc_truncation=doc_truncation,
@@ -225,8 +241,8 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
             topic_word_prior=topic_word_prior, max_iter=max_iter, tol=tol,
             max_doc_iter=max_doc_iter, doc_tol=doc_tol, n_warm=n_warm,
             learning_offset=learning_offset, learning_decay=learning_decay,
-            total_samples=total_samples, sort_topics=sort_topics, merge=merge,
-            n_merge_tries=n_merge_tries, random_state=random_state)
+            total_samples=total_samples, sort_topics=sort_topics, moves=moves,
+            initial_topics=initial_topics, random_state=random_state)
         self.label_weight = label_weight
         self.label_penalty = label_penalty
         self.max_label_iter = max_label_iter
@@ -267,8 +283,20 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
     # ---- fitting --------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Batch Algorithm 1 from scratch on documents X (counts) with labels y."""
-        M = check_counts(X)
+        """Batch Algorithm 1 with HDP's moves, from scratch, on documents X with labels y.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_docs, n_words)
+            Word counts (non-negative).
+        y : array-like of shape (n_docs,)
+            Class labels.
+
+        Returns
+        -------
+        self : SupervisedHDP
+        """
+        M, y = self._validate_counts(X, reset=True, y=y)
         y = check_labels(y, M.shape[0])
         self.classes_ = _check_classes(y)
         labels = encode_labels(y, self.classes_)
@@ -281,15 +309,14 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
         """One online step on the labelled mini-batch (X, y).  The first call needs
         ``classes`` (every label the stream will hold); later labels must be among
         them.  On a model fitted with ``fit`` the step continues from its state."""
-        M = check_counts(X)
-        y = check_labels(y, M.shape[0])
         first = not hasattr(self, "components_")
+        M, y = self._validate_counts(X, reset=first, y=y)
+        y = check_labels(y, M.shape[0])
         if first:
             if classes is None:
                 raise ValueError("classes must be given on the first call to partial_fit")
             self.classes_ = _check_classes(classes)
         else:
-            check_vocabulary(M, self.n_features_in_)
             if classes is not None and not np.array_equal(_check_classes(classes),
                                                           self.classes_):
                 raise ValueError("classes differ from the classes of the earlier calls: %s"

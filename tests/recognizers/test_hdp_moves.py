@@ -1,0 +1,179 @@
+"""HDP's merge, delete, birth and reorder moves against brute force on tiny corpora:
+the bound a move reports is the bound recomputed from scratch, the exact merge gains
+are the bound differences of actually merging, two copies of a topic always merge,
+deleting an empty topic changes nothing, births grow a run started with one topic."""
+import numpy as np
+import pytest
+
+from recognizers.modelling.datasets import make_labelled_bars
+from recognizers.modelling.topics.hdp import HDP
+from recognizers.modelling.topics.hdp_moves import merge_gains, stick_merge_gains, stick_term
+from recognizers.modelling.topics.perplexity import check_counts
+from recognizers.modelling.topics.shdp import SupervisedHDP
+
+
+def bars(n_docs, n_words, n_topics=4, block=5, seed=0):
+    rng = np.random.default_rng(seed)
+    theta = rng.dirichlet(np.full(n_topics, 0.3), size=n_docs)
+    X = np.zeros((n_docs, n_topics * block), dtype=np.int64)
+    for d in range(n_docs):
+        z = rng.choice(n_topics, n_words, p=theta[d])
+        np.add.at(X[d], block * z + rng.integers(0, block, n_words), 1)
+    return X
+
+
+def fitted_state(K=5, T=3, seed=0, n_docs=25, n_words=20, iters=4):
+    """A model part-way through a batch fit (no moves) and its document factors."""
+    X = bars(n_docs, n_words, seed=seed)
+    m = HDP(K, doc_truncation=T, max_iter=iters, moves=False, random_state=seed)
+    M = check_counts(X)
+    m._init_state(M)
+    varphi, zeta = m._fresh_local(M, np.random.default_rng(seed))
+    for it in range(iters):
+        m._estep(M, varphi, zeta, it == 0)
+        bound = m._globals_from_locals(M, varphi, zeta, None)
+    return m, M, varphi, zeta, bound
+
+
+def from_scratch(m, M, varphi, zeta, labels=None):
+    """The bound of the document factors with the corpus factors re-derived from them,
+    on a copy of the model."""
+    c = HDP(**m.get_params()) if type(m) is HDP else SupervisedHDP(**m.get_params())
+    for n in ("components_", "stick_counts_", "topic_counts_", "stick_a_", "stick_b_",
+              "coef_", "seed_", "classes_"):
+        if hasattr(m, n):
+            setattr(c, n, np.copy(getattr(m, n)))
+    c._update_label_weights = lambda *a, **k: None  # keep coef_ as it is
+    return c._globals_from_locals(M, varphi.copy(), zeta.copy(), labels)
+
+
+def test_stick_term_is_the_bound_of_the_optimal_sticks():
+    m, M, varphi, zeta, bound = fitted_state()
+    # the sticks' part of the bound = c . E[log beta] - KL, at the conjugate optimum
+    from recognizers.modelling import sticks
+    c = m.stick_counts_
+    a, b = sticks.stick_posterior(c, m.corpus_concentration)
+    brute = (c @ sticks.expected_log_weights(a, b)
+             - sticks.kl_beta(a, b, 1.0, m.corpus_concentration).sum())
+    np.testing.assert_allclose(stick_term(c, m.corpus_concentration), brute, rtol=1e-10)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_merge_gains_are_the_bound_differences_of_merging(seed):
+    m, M, varphi, zeta, bound = fitted_state(seed=seed)
+    K = m.n_components
+    eta, gamma = m.topic_word_prior, m.corpus_concentration
+    parts, _, _ = merge_gains(m.components_ - eta, m.stick_counts_, varphi.reshape(-1, K),
+                              eta, gamma)
+    sg = np.empty((K, K))
+    stick_merge_gains(m.stick_counts_, gamma, sg)
+    np.testing.assert_allclose(from_scratch(m, M, varphi, zeta), bound, rtol=1e-12)
+    for i in range(K):
+        for j in range(i + 1, K):
+            v = varphi.copy()
+            v[:, :, i] += v[:, :, j]
+            v[:, :, j] = 0.0
+            brute = from_scratch(m, M, v, zeta) - bound
+            np.testing.assert_allclose(parts[i, j] + sg[i, j], brute,
+                                       atol=1e-8 * abs(bound))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_two_copies_of_one_topic_always_merge(seed):
+    m, M, varphi, zeta, _ = fitted_state(seed=seed)
+    rng = np.random.default_rng(seed)
+    i, j = sorted(rng.choice(m.n_components, 2, replace=False))
+    half = 0.5 * (varphi[:, :, i] + varphi[:, :, j])
+    varphi[:, :, i] = half
+    varphi[:, :, j] = half
+    bound = m._globals_from_locals(M, varphi, zeta, None)
+    K = m.n_components
+    parts, _, _ = merge_gains(m.components_ - m.topic_word_prior, m.stick_counts_,
+                              varphi.reshape(-1, K), m.topic_word_prior,
+                              m.corpus_concentration)
+    sg = np.empty((K, K))
+    stick_merge_gains(m.stick_counts_, m.corpus_concentration, sg)
+    assert parts[i, j] + sg[i, j] > 0
+    v, z = varphi.copy(), zeta.copy()
+    new = m._merge(M, v, z, bound, None, [(i, j)])
+    assert new is not None and new > bound
+    np.testing.assert_allclose(new, from_scratch(m, M, v, z), rtol=1e-10)
+    assert np.all(v[:, :, j] == 0.0)
+    m._restore(m._snapshot(varphi, zeta), v, z)
+    m._globals_from_locals(M, varphi, zeta, None)
+    # the greedy pass over every pair keeps a merge too, and reports its bound exactly
+    new = m._merge_moves(M, varphi, zeta, bound, None)
+    assert new is not None and new > bound
+    np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta), rtol=1e-10)
+
+
+def test_deleting_an_empty_topic_changes_nothing():
+    m, M, varphi, zeta, _ = fitted_state(seed=3)
+    varphi[:, :, 1] += varphi[:, :, 4]
+    varphi[:, :, 4] = 0.0
+    bound = m._globals_from_locals(M, varphi, zeta, None)
+    before = m._snapshot(varphi, zeta)
+    assert m._delete_move(M, varphi, zeta, bound, None, 4) is None
+    np.testing.assert_array_equal(varphi, before[0])
+    np.testing.assert_array_equal(zeta, before[1])
+    for n, v in before[2].items():
+        np.testing.assert_array_equal(getattr(m, n), v)
+
+
+def test_a_kept_delete_reports_the_bound_from_scratch_and_a_refused_one_restores():
+    kept = refused = 0
+    for seed in range(6):
+        m, M, varphi, zeta, bound = fitted_state(K=6, seed=seed)
+        for j in range(m.n_components):
+            before = m._snapshot(varphi, zeta)
+            new = m._delete_move(M, varphi, zeta, bound, None, j)
+            if new is None:
+                refused += 1
+                np.testing.assert_array_equal(varphi, before[0])
+                np.testing.assert_array_equal(m.components_, before[2]["components_"])
+                continue
+            kept += 1
+            assert new > bound
+            assert np.all(varphi[:, :, j] == 0.0)
+            np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta), rtol=1e-10)
+            bound = new
+    assert kept > 0 and refused > 0
+
+
+def test_sort_move_gain_is_exact():
+    m, M, varphi, zeta, bound = fitted_state(seed=5)
+    varphi[...] = varphi[:, :, ::-1].copy()  # the smallest topics first
+    bound = m._globals_from_locals(M, varphi, zeta, None)
+    new = m._sort_move(M, varphi, zeta, bound, None)
+    assert new is not None and new > bound
+    assert np.all(np.diff(m.stick_counts_) <= 1e-12)
+    np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta), rtol=1e-10)
+
+
+def test_births_grow_a_run_started_with_one_topic():
+    X = bars(80, 40, seed=7)
+    m = HDP(8, doc_truncation=4, max_iter=60, initial_topics=1, random_state=0).fit(X)
+    b = m.bound_
+    assert np.all(np.diff(b) >= -1e-9 * np.abs(b[1:]))
+    assert 3 <= m.n_topics_used_ <= 8  # 4 planted bars
+    off = HDP(8, doc_truncation=4, max_iter=60, initial_topics=1, moves=False,
+              random_state=0).fit(X)
+    assert off.n_topics_used_ == 1 and b[-1] > off.bound_[-1]
+
+
+def test_supervised_moves_report_the_bound_from_scratch():
+    X, y, *_ = make_labelled_bars(60, 30, n_words=24, n_topics=4, n_classes=2,
+                                  random_state=1)
+    m = SupervisedHDP(6, doc_truncation=3, max_iter=3, moves=False, random_state=0)
+    m.fit(X, y)
+    M = check_counts(X)
+    labels = np.searchsorted(m.classes_, y)
+    varphi, zeta = m._fresh_local(M, np.random.default_rng(0))
+    m._estep(M, varphi, zeta, True, labels)
+    bound = m._globals_from_locals(M, varphi, zeta, labels)
+    varphi[:, :, 5] = 0.5 * varphi[:, :, 0]
+    varphi[:, :, 0] *= 0.5
+    bound = m._globals_from_locals(M, varphi, zeta, labels)
+    new = m._merge_moves(M, varphi, zeta, bound, labels)
+    assert new is not None and new > bound
+    np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta, labels), rtol=1e-10)
