@@ -16,7 +16,7 @@ def test_hinton_squares_area_is_proportional_to_usage():
 
 
 def test_view_draws_the_model_state_usage(qtbot, tmp_path):
-    from recognizers.hcrf_dpm import HCRFDPMRecognizer
+    from recognizers.hcrf_dpm_recognizer import HCRFDPMRecognizer
 
     rng = np.random.default_rng(0)
     acts = np.array(["ST", "WF", "TL"])
