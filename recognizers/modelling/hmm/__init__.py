@@ -13,7 +13,8 @@
   :mod:`~recognizers.modelling.hmm.online_em`: :class:`OnlineEMHMM`, its
   online EM baseline;
 * :mod:`~recognizers.modelling.hmm.sbhmm`: :class:`StickBreakingHMM`, a
-  variational HMM that chooses its number of states;
+  variational HMM that chooses its number of states (sticky prior, merge and delete
+  moves; its VB core, shared with LM2GP, in :mod:`~recognizers.modelling.hmm.sbhmm_core`);
 * :mod:`~recognizers.modelling.hmm.utils`: hmmlearn's small array helpers.
 """
 from recognizers.modelling.em import ConvergenceWarning
