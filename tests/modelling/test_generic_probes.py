@@ -86,7 +86,7 @@ CASES = [
     (StickBreakingHMM(max_states=3, max_iter=10), _reals),
     (LinearChainCRF(max_iterations=5), _sequences(labels_per_frame=True)),
     (HCRFClassifier(n_hidden=2, max_iter=10), _sequences(labels_per_frame=False)),
-    (HCRFDPM(n_states=3, n_restarts=1, n_outer=1, max_var_iter=30, max_grad_iter=10),
+    (HCRFDPM(n_states=3, n_outer=1, max_grad_iter=10, warm_grad_iter=5),
      _sequences(labels_per_frame=False)),
     (LDA(n_components=2), _counts(labelled=False)),
     (SupervisedLDA(n_components=2, max_iter=5), _counts(labelled=True)),
@@ -95,7 +95,7 @@ CASES = [
     (Harmonium(n_components=2, n_iter=3), _binary),
     (BayesianHarmonium(n_components=2, n_burn_in=3, n_samples=3, n_em_iter=1, em_samples=2,
                        ml_n_iter=3), _binary),
-    (LM2GP(n_latent=2, max_states=3, n_outer=1, lbfgs_iter=3, max_points=60), _reals),
+    (LM2GP(n_latent=2, max_states=3, n_inducing=10, n_outer=1, lbfgs_iter=3), _reals),
 ]
 
 _MIXIN = "TopicSoftmaxMixin (topics/shdp.py) "
@@ -106,17 +106,8 @@ HMM_KNOWN_FAILURES = {
     (MultiCategoricalHMM, "init_stores_arguments"):
         "n_components=None is turned into 1 (the constructor also builds models from "
         "startprob, transmat, emissions)",
-    (StickBreakingHMM, "not_fitted"): "predict before fit is not sklearn's NotFittedError",
-    (StickBreakingHMM, "complex_input"): "complex input is accepted silently",
 }
-CRF_KNOWN_FAILURES = {
-    (HCRFClassifier, "not_fitted"): "predict before fit is not sklearn's NotFittedError",
-    (HCRFClassifier, "fit_without_labels"): "fit(X, None) ends in an IndexError",
-    (HCRFClassifier, "complex_input"): "complex input is accepted silently",
-    (HCRFDPM, "not_fitted"): "predict before fit is not sklearn's NotFittedError",
-    (HCRFDPM, "random_state_instance"): "random_state=RandomState(0) crashes fit",
-    (HCRFDPM, "fit_without_labels"): "fit(X, None) ends in an IndexError",
-}
+CRF_KNOWN_FAILURES: dict = {}
 TOPICS_KNOWN_FAILURES = {
     (SupervisedLDA, "not_fitted"): _MIXIN + "predicts before fit without NotFittedError",
     (SupervisedLDA, "binary_decision_function"): _MIXIN + "returns (n, 2) for two classes",
@@ -125,10 +116,7 @@ TOPICS_KNOWN_FAILURES = {
     (SupervisedHDP, "random_state_instance"): "random_state=RandomState(0) crashes fit",
     (SupervisedHDP, "binary_decision_function"): _MIXIN + "returns (n, 2) for two classes",
 }
-GP_KNOWN_FAILURES = {
-    (LM2GP, "not_fitted"): "predict before fit is not sklearn's NotFittedError",
-    (LM2GP, "complex_input"): "complex input is accepted silently",
-}
+GP_KNOWN_FAILURES: dict = {}
 KNOWN_FAILURES: dict[tuple[type, str], str] = {
     **HMM_KNOWN_FAILURES, **CRF_KNOWN_FAILURES, **TOPICS_KNOWN_FAILURES, **GP_KNOWN_FAILURES}
 

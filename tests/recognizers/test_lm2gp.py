@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 from scipy.optimize import approx_fprime
 from sklearn.base import clone
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from recognizers.modelling.gp.lm2gp import (
     LM2GP,
@@ -12,20 +11,6 @@ from recognizers.modelling.gp.lm2gp import (
     sparse_gp_bound_and_grad,
 )
 from recognizers.modelling.matching import hungarian_error
-
-# The regimes come from an HMM over the frames: a frame's regime depends on its
-# neighbours, so predict is neither order- nor subset-invariant (transform is).
-SEQUENCE_XFAIL = {
-    "check_methods_sample_order_invariance": "frames form a sequence; order matters",
-    "check_methods_subset_invariance": "a frame's regime depends on its neighbours",
-}
-
-
-@parametrize_with_checks([LM2GP(max_states=4, n_inducing=10, n_outer=2, lbfgs_iter=5)],
-                         expected_failed_checks=lambda est: SEQUENCE_XFAIL)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
-
 
 def test_sparse_bound_gradients_finite_differences():
     rng = np.random.default_rng(3)
