@@ -34,7 +34,7 @@ from recognizers.modelling.topics.hdp_core import (doc_bound, doc_estep, doc_est
 from recognizers.modelling.topics.hdp_moves import (merge_gains, neg_entropy,
                                                     stick_merge_gains, stick_term, topic_log_b,
                                                     update_merge_gains)
-from recognizers.modelling.topics.perplexity import check_counts, heldout_perplexity
+from recognizers.modelling.topics.perplexity import heldout_perplexity
 
 __all__ = ["HDP"]
 
