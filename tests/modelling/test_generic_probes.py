@@ -90,15 +90,13 @@ CASES = [
      _sequences(labels_per_frame=False)),
     (LDA(n_components=2), _counts(labelled=False)),
     (SupervisedLDA(n_components=2, max_iter=5), _counts(labelled=True)),
-    (HDP(n_components=4, max_iter=5), _counts(labelled=False)),
-    (SupervisedHDP(n_components=4, max_iter=5), _counts(labelled=True)),
+    (HDP(5, doc_truncation=3, max_iter=5, max_doc_iter=10), _counts(labelled=False)),
+    (SupervisedHDP(5, doc_truncation=3, max_iter=5, max_doc_iter=10), _counts(labelled=True)),
     (Harmonium(n_components=2, n_iter=3), _binary),
     (BayesianHarmonium(n_components=2, n_burn_in=3, n_samples=3, n_em_iter=1, em_samples=2,
                        ml_n_iter=3), _binary),
     (LM2GP(n_latent=2, max_states=3, n_inducing=10, n_outer=1, lbfgs_iter=3), _reals),
 ]
-
-_MIXIN = "TopicSoftmaxMixin (topics/shdp.py) "
 
 #: (estimator class, probe) -> why it fails today, one dict per family.  Remove an
 #: entry with its fix.
@@ -108,14 +106,7 @@ HMM_KNOWN_FAILURES = {
         "startprob, transmat, emissions)",
 }
 CRF_KNOWN_FAILURES: dict = {}
-TOPICS_KNOWN_FAILURES = {
-    (SupervisedLDA, "not_fitted"): _MIXIN + "predicts before fit without NotFittedError",
-    (SupervisedLDA, "binary_decision_function"): _MIXIN + "returns (n, 2) for two classes",
-    (HDP, "random_state_instance"): "random_state=RandomState(0) crashes fit",
-    (SupervisedHDP, "not_fitted"): _MIXIN + "predicts before fit without NotFittedError",
-    (SupervisedHDP, "random_state_instance"): "random_state=RandomState(0) crashes fit",
-    (SupervisedHDP, "binary_decision_function"): _MIXIN + "returns (n, 2) for two classes",
-}
+TOPICS_KNOWN_FAILURES: dict = {}
 GP_KNOWN_FAILURES: dict = {}
 KNOWN_FAILURES: dict[tuple[type, str], str] = {
     **HMM_KNOWN_FAILURES, **CRF_KNOWN_FAILURES, **TOPICS_KNOWN_FAILURES, **GP_KNOWN_FAILURES}

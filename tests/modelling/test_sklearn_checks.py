@@ -269,8 +269,8 @@ CRF_EXPECTED_FAILURES = {
 TOPICS_FAMILY = [
     LDA(n_components=2, random_state=0),
     SupervisedLDA(n_components=2, max_iter=10, random_state=0),
-    HDP(n_components=4, max_iter=10, random_state=0),
-    SupervisedHDP(n_components=4, max_iter=10, random_state=0),
+    HDP(5, doc_truncation=3, max_iter=5, max_doc_iter=10, random_state=0),
+    SupervisedHDP(5, doc_truncation=3, max_iter=5, max_doc_iter=10, random_state=0),
 ]
 
 TOPICS_EXPECTED_FAILURES = {
@@ -362,106 +362,12 @@ TOPICS_EXPECTED_FAILURES = {
         "check_transformer_n_iter": REAL_COUNTS,
         "check_transformer_preserve_dtypes": REAL_COUNTS,
     },
-    HDP: {
-        "check_dict_unchanged": REAL_COUNTS,
-        "check_dont_overwrite_parameters":
-            DEFECT + "sklearn.utils._param_validation.InvalidParameterError: The 'n_components' parameter of HDP",
-        "check_dtype_object": REAL_COUNTS,
-        "check_estimator_sparse_array":
-            DEFECT + "sparse input refused without saying that sparse input is not supported",
-        "check_estimator_sparse_matrix":
-            DEFECT + "sparse input refused without saying that sparse input is not supported",
-        "check_estimator_sparse_tag":
-            DEFECT + "sparse input: the error does not match the sparse tag",
-        "check_estimators_dtypes": REAL_COUNTS,
-        "check_estimators_empty_data_messages":
-            DEFECT + "message lacks scikit-learn's '0 feature(s) (shape=(d*, 0))'; says 'X has an empty vocabula",
-        "check_estimators_fit_returns_self": DEFECT + "X contains negative counts",
-        "check_estimators_nan_inf": REAL_COUNTS,
-        "check_estimators_overwrite_params": DEFECT + "X contains negative counts",
-        "check_estimators_pickle": DEFECT + "X contains negative counts",
-        "check_f_contiguous_array_estimator": REAL_COUNTS,
-        "check_fit2d_1feature":
-            DEFECT + "message lacks scikit-learn's '1 feature(s) n_features = 1'; says 'The 'n_components' param",
-        "check_fit2d_1sample":
-            DEFECT + "message lacks scikit-learn's '1 sample n_samples = 1 n_sam'; says 'The 'n_components' para",
-        "check_fit2d_predict1d":
-            DEFECT + "sklearn.utils._param_validation.InvalidParameterError: The 'n_components' parameter of HDP",
-        "check_fit_check_is_fitted": REAL_COUNTS,
-        "check_fit_idempotent": REAL_COUNTS,
-        "check_fit_score_takes_y": REAL_COUNTS,
-        "check_methods_sample_order_invariance":
-            DEFECT + "sklearn.utils._param_validation.InvalidParameterError: The 'n_components' parameter of HDP",
-        "check_methods_subset_invariance":
-            DEFECT + "sklearn.utils._param_validation.InvalidParameterError: The 'n_components' parameter of HDP",
-        "check_n_features_in": REAL_COUNTS,
-        "check_n_features_in_after_fitting": DEFECT + "X contains negative counts",
-        "check_pipeline_consistency": DEFECT + "X contains negative counts",
-        "check_positive_only_tag_during_fit":
-            DEFECT + "Estimator 'HDP' raised ValueError unexpectedly. This happens when passing negative input v",
-        "check_readonly_memmap_input": DEFECT + "X contains negative counts",
-        "check_transformer_data_not_an_array": DEFECT + "X contains negative counts",
-        "check_transformer_general": DEFECT + "X contains negative counts",
-        "check_transformer_n_iter": DEFECT + "X contains negative counts",
-        "check_transformer_preserve_dtypes": DEFECT + "X contains negative counts",
-    },
     SupervisedHDP: {
-        "check_classifier_data_not_an_array": DEFECT + "predict_proba differs on a list-like input (atol=0.01)",
-        "check_classifiers_classes": DEFECT + "X contains negative counts",
-        "check_classifiers_one_label":
-            DEFECT + "Classifier can't train when only one class is present.",
-        "check_classifiers_regression_target":
-            DEFECT + "When a classifier is passed a continuous target, it should raise a ValueError with a messa",
-        "check_classifiers_train": DEFECT + "X contains negative counts",
-        "check_decision_proba_consistency": DEFECT + "X contains negative counts",
-        "check_dict_unchanged": REAL_COUNTS,
-        "check_dont_overwrite_parameters":
-            DEFECT + "sklearn.utils._param_validation.InvalidParameterError: The 'n_components' parameter of Sup",
-        "check_dtype_object": REAL_COUNTS,
-        "check_estimator_sparse_array":
-            DEFECT + "sparse input refused without saying that sparse input is not supported",
-        "check_estimator_sparse_matrix":
-            DEFECT + "sparse input refused without saying that sparse input is not supported",
-        "check_estimator_sparse_tag":
-            DEFECT + "sparse input: the error does not match the sparse tag",
-        "check_estimators_dtypes": REAL_COUNTS,
-        "check_estimators_empty_data_messages":
-            DEFECT + "message lacks scikit-learn's '0 feature(s) (shape=(d*, 0))'; says 'X has an empty vocabula",
-        "check_estimators_fit_returns_self": DEFECT + "X contains negative counts",
-        "check_estimators_nan_inf": REAL_COUNTS,
-        "check_estimators_overwrite_params": DEFECT + "X contains negative counts",
-        "check_estimators_partial_fit_n_features": DEFECT + "X contains negative counts",
-        "check_estimators_pickle": DEFECT + "X contains negative counts",
-        "check_estimators_unfitted":
-            DEFECT + "predict before fit does not raise scikit-learn's NotFittedError",
-        "check_f_contiguous_array_estimator": REAL_COUNTS,
-        "check_fit2d_1feature":
-            DEFECT + "message lacks scikit-learn's '1 feature(s) n_features = 1'; says 'The 'n_components' param",
-        "check_fit2d_1sample":
-            DEFECT + "message lacks scikit-learn's '1 sample n_samples = 1 n_sam'; says 'The 'n_components' para",
-        "check_fit2d_predict1d":
-            DEFECT + "sklearn.utils._param_validation.InvalidParameterError: The 'n_components' parameter of Sup",
-        "check_fit_check_is_fitted": REAL_COUNTS,
-        "check_fit_idempotent": REAL_COUNTS,
-        "check_fit_score_takes_y": REAL_COUNTS,
-        "check_methods_sample_order_invariance":
-            DEFECT + "sklearn.utils._param_validation.InvalidParameterError: The 'n_components' parameter of Sup",
-        "check_methods_subset_invariance":
-            DEFECT + "sklearn.utils._param_validation.InvalidParameterError: The 'n_components' parameter of Sup",
-        "check_n_features_in": REAL_COUNTS,
-        "check_n_features_in_after_fitting": DEFECT + "X contains negative counts",
-        "check_non_transformer_estimators_n_iter": REAL_COUNTS,
-        "check_pipeline_consistency": DEFECT + "X contains negative counts",
-        "check_positive_only_tag_during_fit":
-            DEFECT + "Estimator 'SupervisedHDP' raised ValueError unexpectedly. This happens when passing negati",
-        "check_readonly_memmap_input": DEFECT + "X contains negative counts",
-        "check_requires_y_none":
-            DEFECT + "Your estimator raised a ValueError, but with the incorrect or incomplete error message to",
-        "check_supervised_y_2d": REAL_COUNTS,
-        "check_transformer_data_not_an_array": DEFECT + "X contains negative counts",
-        "check_transformer_general": DEFECT + "X contains negative counts",
-        "check_transformer_n_iter": DEFECT + "X contains negative counts",
-        "check_transformer_preserve_dtypes": DEFECT + "X contains negative counts",
+        "check_classifiers_train": DOMAIN + "a bag of words sees only the rows' proportions; "
+            "on the check's Gaussian blobs even logistic regression on the proportions "
+            "scores 0.79, below the 0.83 the check asks for",
+        "check_decision_proba_consistency": DOMAIN + "word counts: the check feeds negative "
+            "features to an estimator tagged positive_only",
     },
 }
 
