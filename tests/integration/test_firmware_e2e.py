@@ -61,8 +61,8 @@ def test_deploy_record_tare_rate_and_on_device_activity(served_walker, tmp_path,
     def n_after(kind, index):
         return sum(f.frame_type == kind for f in seen[index:])
 
-    def index_of(match):
-        return next((i for i, f in enumerate(seen) if match(f)), None)
+    def index_of(match, start=0):
+        return next((i for i, f in enumerate(seen) if i >= start and match(f)), None)
 
     try:
         deadline = time.monotonic() + 120  # a ceiling against a hang
@@ -88,8 +88,11 @@ def test_deploy_record_tare_rate_and_on_device_activity(served_walker, tmp_path,
         def rate_acked(f):
             return f.frame_type == wire.ACK and f.payload[0] == wire.CMD_SET_RATE
 
-        wait_for(lambda fr: index_of(rate_acked) is not None
-                 and n_after(wire.SAMPLE, index_of(rate_acked)) >= 50
+        def new_rate_ack():  # the link's own SET_RATE at open is acknowledged too
+            return index_of(rate_acked, start=index_of(tare_done))
+
+        wait_for(lambda fr: new_rate_ack() is not None
+                 and n_after(wire.SAMPLE, new_rate_ack()) >= 50
                  and n_after(wire.ACTIVITY, 0) >= 5)
     finally:
         link.close()

@@ -11,9 +11,12 @@ def test_latent_map_click_seeks_recording_to_window(qtbot, open_bench, exp2_path
     bench.tabs.setCurrentWidget(view)
     assert view.map_selected()
     qtbot.waitUntil(lambda: not view.busy, timeout=600_000)
-    assert view.errors == []
+    assert view.errors == [] and not view.showing_hint
     m = view.map
     assert m.Z.shape == (len(m.windows.labels), 4)
+    assert len(view.scatter_view.legend_names()) == len(set(m.windows.labels))
+    for plot in (view.scatter_view, view.trace_view):  # legends beside the data
+        qtbot.waitUntil(lambda: not plot.legend_overlaps_data(), timeout=60_000)
     assert set(m.windows.labels) <= {"NTW", "ST", "WF", "TL", "TR", "WB", "TRS", "GUR", "GDR", "SW", "RT",
                                       "GUC", "GDC", ""}
     qtbot.wait(50)
