@@ -92,17 +92,17 @@ class WalkerFirmware:
     def _load_stored_model(self):
         """Run the model in flash, unless MAX_FAILED_BOOTS boots with it never got to
         HEALTHY_STEPS recognizer steps (a reset, a watchdog, a hard fault)."""
-        data = self.storage.read(MODEL_FILE)
-        if data is None:
-            return
-        boots = self.storage.read(BOOT_FILE)
-        boots = boots[0] if boots else 0
-        if boots >= MAX_FAILED_BOOTS:
-            self.model_skipped = True
-            self.model_error = ("stored model skipped: %d boots with it failed; upload "
-                                "a model or clear it" % boots)
-            return
         try:
+            data = self.storage.read(MODEL_FILE)  # MemoryError too: never a boot loop
+            if data is None:
+                return
+            boots = self.storage.read(BOOT_FILE)
+            boots = boots[0] if boots else 0
+            if boots >= MAX_FAILED_BOOTS:
+                self.model_skipped = True
+                self.model_error = ("stored model skipped: %d boots with it failed; "
+                                    "upload a model or clear it" % boots)
+                return
             self.storage.write(BOOT_FILE, bytes((boots + 1,)))
             self.install_model(data)
             self._unproven_steps = HEALTHY_STEPS
