@@ -65,9 +65,11 @@ def _binary(rng):
     return (rng.random((40, 6)) < 0.4).astype(float), None
 
 
-def _sequences(labels_per_frame):
+def _sequences(labels_per_frame, nonnegative=False):
     def make(rng):
         X = [rng.normal(size=(12, 2)) + (i % 2) for i in range(8)]
+        if nonnegative:  # HCRF-DPM's features are nonnegative (signed ones are encoded)
+            X = [np.abs(x) for x in X]
         if labels_per_frame:
             return X, [np.where(x[:, 0] > 0.5, "b", "a") for x in X]
         return X, np.arange(8) % 2
@@ -87,7 +89,7 @@ CASES = [
     (LinearChainCRF(max_iterations=5), _sequences(labels_per_frame=True)),
     (HCRFClassifier(n_hidden=2, max_iter=10), _sequences(labels_per_frame=False)),
     (HCRFDPM(n_states=3, n_outer=1, max_grad_iter=10, warm_grad_iter=5),
-     _sequences(labels_per_frame=False)),
+     _sequences(labels_per_frame=False, nonnegative=True)),
     (LDA(n_components=2), _counts(labelled=False)),
     (SupervisedLDA(n_components=2, max_iter=5), _counts(labelled=True)),
     (HDP(5, doc_truncation=3, max_iter=5, max_doc_iter=10), _counts(labelled=False)),

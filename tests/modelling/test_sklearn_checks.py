@@ -336,8 +336,6 @@ TOPICS_EXPECTED_FAILURES = {
         "check_estimators_overwrite_params": REAL_COUNTS,
         "check_estimators_partial_fit_n_features": REAL_COUNTS,
         "check_estimators_pickle": REAL_COUNTS,
-        "check_estimators_unfitted":
-            DEFECT + "predict before fit does not raise scikit-learn's NotFittedError",
         "check_f_contiguous_array_estimator": REAL_COUNTS,
         "check_fit2d_1feature": REAL_COUNTS,
         "check_fit2d_1sample": REAL_COUNTS,

@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
@@ -211,8 +212,9 @@ class HDP(TransformerMixin, BaseEstimator):
     def _init_state(self, M) -> None:
         K, W = self.n_components, M.shape[1]
         rs = self.random_state
-        self.seed_ = int(np.random.RandomState(rs).randint(2**31 - 1)) if not isinstance(
-            rs, (int, np.integer)) else int(rs)
+        # An int seeds every stream of the fit; None or a RandomState draws the seed.
+        self.seed_ = int(rs) if isinstance(rs, (int, np.integer)) else int(
+            check_random_state(rs).randint(2**31 - 1))
         rng = np.random.default_rng(self.seed_)
         self.n_features_in_ = W
         # Random topics of about the corpus' size (Wang et al. / gensim start) in the
