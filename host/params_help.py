@@ -7,6 +7,7 @@ listed without anyone writing its table by hand.
 from __future__ import annotations
 
 import inspect
+import numbers
 
 
 def param_table(kind: str) -> list[dict]:
@@ -54,7 +55,9 @@ def _constraint_type(c) -> str:
     if isinstance(c, type):
         return c.__name__
     if hasattr(c, "options"):  # StrOptions, Options
-        return "str" if all(isinstance(o, str) for o in c.options) else "option"
+        if all(isinstance(o, str) for o in c.options):
+            return "str"
+        return "int" if getattr(c, "type", None) is numbers.Integral else "option"
     if hasattr(c, "type") and hasattr(c, "closed"):  # Interval
         return "int" if c.type.__name__ == "Integral" else "float"
     name = type(c).__name__.lstrip("_").lower()

@@ -38,6 +38,8 @@ import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_array
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_scalar
 
 from recognizers.base import NotFittedError
 from recognizers.modelling import chain, em
@@ -124,13 +126,6 @@ def _log(p) -> np.ndarray:
         return np.log(p)
 
 
-def _check_int(value, name, low) -> int:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) \
-            or value < low:
-        raise ValueError("%s must be an int >= %d, got %r" % (name, low, value))
-    return int(value)
-
-
 def _check_prior(value, name, shape) -> np.ndarray:
     arr = np.asarray(value, dtype=np.float64)
     try:
@@ -154,15 +149,18 @@ class BaseHMM(BaseEstimator):
 
     #: Parameter names of the emission part (for params / init_params).
     _emission_names: ClassVar[tuple[str, ...]] = ()
-    #: Constructor arguments that are not hyperparameters (excluded from get_params).
-    _not_params: ClassVar[frozenset] = frozenset()
-
-    # -- hyperparameters (scikit-learn's get_params/set_params/repr) ---------------
-    @classmethod
-    def _get_param_names(cls) -> list[str]:
-        # The constructor arguments minus those that are not hyperparameters
-        # (``_not_params``: parameters passed to build a model directly).
-        return [name for name in super()._get_param_names() if name not in cls._not_params]
+    #: scikit-learn's declaration of the hyperparameters shared by every HMM; a
+    #: subclass adds its emission part with ``{**BaseHMM._parameter_constraints, ...}``.
+    #: The priors' shapes, the ``params`` letters and ``random_state`` (which also
+    #: takes a numpy Generator) are checked where they are used.
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "algorithm": [StrOptions({"viterbi", "map"})],
+        "implementation": [StrOptions({"log", "scaling"})],
+    }
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -173,17 +171,7 @@ class BaseHMM(BaseEstimator):
         return frozenset(("startprob", "transmat") + self._emission_names)
 
     def _validate_hyperparams(self) -> None:
-        _check_int(self.n_components, "n_components", 1)
-        _check_int(self.n_iter, "n_iter", 0)
-        _check_int(self.n_init, "n_init", 1)
-        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) \
-                or not self.tol >= 0:
-            raise ValueError("tol must be a real number >= 0, got %r" % (self.tol,))
-        if self.algorithm not in ("viterbi", "map"):
-            raise ValueError("algorithm must be 'viterbi' or 'map', got %r" % (self.algorithm,))
-        if self.implementation not in ("log", "scaling"):
-            raise ValueError("implementation must be 'log' or 'scaling', got %r"
-                             % (self.implementation,))
+        self._validate_params()
         K = int(self.n_components)
         _check_prior(self.startprob_prior, "startprob_prior", (K,))
         _check_prior(self.transmat_prior, "transmat_prior", (K, K))
@@ -349,7 +337,7 @@ class BaseHMM(BaseEstimator):
 
         ``random_state`` defaults to the model's; ``currstate`` fixes the first state.
         """
-        n_samples = _check_int(n_samples, "n_samples", 0)
+        n_samples = check_scalar(n_samples, "n_samples", numbers.Integral, min_val=0)
         emissions = self._check()
         rng = check_random_state(self.random_state if random_state is None else random_state)
         states = chain.sample_path(self.startprob_, self.transmat_, n_samples, rng,

@@ -21,7 +21,7 @@ Layers:
 * :class:`MultiCategoricalHMM`: start, transition and emission parameters over
   integer symbols, with hmmlearn-style attributes; inference via
   :mod:`recognizers.modelling.chain`.  Built from parameters
-  (``MultiCategoricalHMM(startprob, transmat, emissions)``, the supervised
+  (``MultiCategoricalHMM.from_params(startprob, transmat, emissions)``, the supervised
   path) or hmmlearn-style (``MultiCategoricalHMM(n_components=7).fit(X,
   lengths)``: Baum-Welch, thesis 6.15-6.18, with random restarts);
 * :class:`CategoricalHMM`: hmmlearn's single-sensor model (same API).
@@ -41,6 +41,7 @@ import numbers
 
 import numba
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
 from recognizers.base import NotFittedError
 from recognizers.modelling.em import dirichlet_log_prior
@@ -398,7 +399,7 @@ class MultiCategoricalHMM(BaseHMM):
 
     * from parameters (the supervised path, :meth:`from_counts`)::
 
-          MultiCategoricalHMM(startprob, transmat, CategoricalEmissions(B, n_values))
+          MultiCategoricalHMM.from_params(startprob, transmat, CategoricalEmissions(B, n_values))
 
     * hmmlearn-style, then learned by Baum-Welch (thesis 6.15-6.18)::
 
@@ -413,7 +414,7 @@ class MultiCategoricalHMM(BaseHMM):
 
     Hyperparameters (hmmlearn names; see :class:`recognizers.modelling.hmm.base.BaseHMM`)
     ---------------------------------------------------------------------------
-    n_components : number of states (default 1, or taken from the parameters)
+    n_components : number of states (default 1; ``from_params`` takes it from the parameters)
     n_values : (n_sensors,) ints, or None to use ``X.max(axis=0) + 1`` at fit
     startprob_prior, transmat_prior, emissionprob_prior : Dirichlet
         concentrations (1: maximum likelihood; ``1 + c`` adds ``c`` pseudo-counts)
@@ -430,42 +431,12 @@ class MultiCategoricalHMM(BaseHMM):
     """
 
     _emission_names = ("emissionprob",)
-    _not_params = frozenset({"startprob", "transmat", "emissions"})
 
-    def __init__(self, startprob=None, transmat=None, emissions=None, *, n_components=None,
-                 n_values=None, startprob_prior=1.0, transmat_prior=1.0,
-                 emissionprob_prior=1.0, algorithm="viterbi", random_state=None, n_iter=10,
-                 tol=1e-2, verbose=False, params="ste", init_params="ste",
-                 implementation="log", n_init=1):
-        if (transmat is None and emissions is None and startprob is not None
-                and isinstance(startprob, (numbers.Integral, np.integer))
-                and not isinstance(startprob, bool)):
-            if n_components is not None and n_components != startprob:
-                raise ValueError("n_components given twice (%r and %r)" % (startprob,
-                                                                           n_components))
-            n_components, startprob = int(startprob), None
-        given = [a is not None for a in (startprob, transmat, emissions)]
-        if any(given) and not all(given):
-            raise ValueError("pass startprob, transmat and emissions together, or none of "
-                             "them (then n_components=... and fit(X, lengths) learns them)")
-        if all(given):
-            if not isinstance(emissions, CategoricalEmissions):
-                raise TypeError("emissions must be a CategoricalEmissions, got %s"
-                                % type(emissions).__name__)
-            pi = np.ascontiguousarray(startprob, dtype=np.float64)
-            A = np.ascontiguousarray(transmat, dtype=np.float64)
-            K = emissions.n_components
-            if pi.shape != (K,) or A.shape != (K, K):
-                raise ValueError("startprob %s / transmat %s do not match %d states"
-                                 % (pi.shape, A.shape, K))
-            if n_components is not None and n_components != K:
-                raise ValueError("n_components=%r but the parameters have %d states"
-                                 % (n_components, K))
-            n_components = K
-            self.startprob_ = pi
-            self.transmat_ = A
-            self.emissions_ = emissions
-        self.n_components = 1 if n_components is None else n_components
+    def __init__(self, n_components=1, *, n_values=None, startprob_prior=1.0,
+                 transmat_prior=1.0, emissionprob_prior=1.0, algorithm="viterbi",
+                 random_state=None, n_iter=10, tol=1e-2, verbose=False, params="ste",
+                 init_params="ste", implementation="log", n_init=1):
+        self.n_components = n_components
         self.n_values = n_values
         self.startprob_prior = startprob_prior
         self.transmat_prior = transmat_prior
@@ -479,6 +450,43 @@ class MultiCategoricalHMM(BaseHMM):
         self.init_params = init_params
         self.implementation = implementation
         self.n_init = n_init
+
+    @classmethod
+    def from_params(cls, startprob, transmat, emissions, **hyperparams):
+        """A model with the given parameters (no fit needed).
+
+        Parameters
+        ----------
+        startprob : array-like of shape (n_components,)
+            Start distribution.
+        transmat : array-like of shape (n_components, n_components)
+            Transition matrix, rows summing to 1.
+        emissions : CategoricalEmissions
+            The emission tables; their state count sets ``n_components``.
+        **hyperparams
+            Other constructor parameters (``algorithm``, ``n_values``, ...).
+
+        Returns
+        -------
+        MultiCategoricalHMM
+        """
+        if not isinstance(emissions, CategoricalEmissions):
+            raise TypeError("emissions must be a CategoricalEmissions, got %s"
+                            % type(emissions).__name__)
+        pi = np.ascontiguousarray(startprob, dtype=np.float64)
+        A = np.ascontiguousarray(transmat, dtype=np.float64)
+        K = emissions.n_components
+        if pi.shape != (K,) or A.shape != (K, K):
+            raise ValueError("startprob %s / transmat %s do not match %d states"
+                             % (pi.shape, A.shape, K))
+        if hyperparams.setdefault("n_components", K) != K:
+            raise ValueError("n_components=%r but the parameters have %d states"
+                             % (hyperparams["n_components"], K))
+        model = cls(**hyperparams)
+        model.startprob_ = pi
+        model.transmat_ = A
+        model.emissions_ = emissions
+        return model
 
     # -- parameters -----------------------------------------------------------------
     @property
@@ -556,7 +564,8 @@ class MultiCategoricalHMM(BaseHMM):
         else:
             raise ValueError("transitions must be 'persistence' or 'counts', got %r"
                              % (transitions,))
-        return cls(pi, A, CategoricalEmissions.from_stats(counts.emission, pseudocount))
+        return cls.from_params(pi, A, CategoricalEmissions.from_stats(counts.emission,
+                                                                      pseudocount))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -663,7 +672,11 @@ class CategoricalHMM(MultiCategoricalHMM):
     set from the data at ``fit`` (as hmmlearn does).
     """
 
-    _not_params = frozenset()
+
+    _parameter_constraints = {
+        **BaseHMM._parameter_constraints,
+        "n_features": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    }
 
     def __init__(self, n_components=1, startprob_prior=1.0, transmat_prior=1.0, *,
                  emissionprob_prior=1.0, n_features=None, algorithm="viterbi",
@@ -703,15 +716,6 @@ class CategoricalHMM(MultiCategoricalHMM):
             raise ValueError("emissionprob_ has %d symbols but n_features=%r"
                              % (B.shape[1], self.n_features))
         self.emissions_ = CategoricalEmissions(B[None], [B.shape[1]])
-
-    def _check_emission_hyperparams(self) -> None:
-        super()._check_emission_hyperparams()
-        if self.n_features is not None and (
-                isinstance(self.n_features, bool)
-                or not isinstance(self.n_features, (numbers.Integral, np.integer))
-                or self.n_features < 1):
-            raise ValueError("n_features must be None or an int >= 1, got %r"
-                             % (self.n_features,))
 
     def _validate_X(self, X, *, fit: bool) -> np.ndarray:
         X = self._symbols(X)
