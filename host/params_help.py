@@ -27,9 +27,18 @@ def param_table(kind: str) -> list[dict]:
         allowed = constraints.get(p.name)
         rows.append({"name": p.name, "type": _type_name(allowed, default),
                      "default": default,
-                     "allowed": " or ".join("None" if c is None else str(c)
-                                            for c in allowed) if allowed else ""})
+                     "allowed": " or ".join(_allowed_text(c) for c in allowed)
+                     if allowed else ""})
     return rows
+
+
+def _allowed_text(c) -> str:
+    """One constraint in words (scikit-learn's own wording; its strings made readable)."""
+    if c is None:
+        return "None"
+    if isinstance(c, str):
+        return "a " + _CONSTRAINT_STRINGS.get(c, c)
+    return str(c)
 
 
 def _type_name(allowed, default) -> str:
