@@ -69,7 +69,8 @@ def synthetic(K, S, M, rng, dense):
     rec.feature_set_ = None
     rec.discretizer_ = disc
     rec.model_ = MultiCategoricalHMM.from_params(np.full(K, 1 / K), A,
-                                                 CategoricalEmissions(B, disc.n_bins_))
+                                                 CategoricalEmissions(B, disc.n_bins_),
+                                                 missing="sentinel")
     rec._build_runtime()
     return rec, X[:N_STEPS]
 

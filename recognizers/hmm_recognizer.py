@@ -229,7 +229,7 @@ class HMMRecognizer(Recognizer):
         self.discretizer_ = disc
         self.model_ = MultiCategoricalHMM.from_counts(
             counts, pseudocount=float(self.pseudocount), transitions=self.transitions,
-            tau=float(self.tau))
+            tau=float(self.tau), missing="sentinel")
         self.feature_set_ = feature_set
         self._build_runtime()
         return self
@@ -355,7 +355,8 @@ class HMMRecognizer(Recognizer):
 
         m = self.model_
         self.model_ = MultiCategoricalHMM.from_params(
-            m.startprob_, transmat_at_rate(m.transmat_, factor), m.emissions_)
+            m.startprob_, transmat_at_rate(m.transmat_, factor), m.emissions_,
+            missing="sentinel")
         if self.transitions == "persistence":
             self.tau = persistence_tau_at_rate(float(self.tau), m.n_components, factor)
         self._build_runtime()
@@ -385,7 +386,7 @@ class HMMRecognizer(Recognizer):
                              % (disc.n_features_in_, self.n_features_in_))
         model = MultiCategoricalHMM.from_params(
             arrays["startprob"], arrays["transmat"],
-            CategoricalEmissions(arrays["emissionprob"], n_values))
+            CategoricalEmissions(arrays["emissionprob"], n_values), missing="sentinel")
         if model.n_components != len(self.classes_):
             raise ValueError("model has %d states but %d classes"
                              % (model.n_components, len(self.classes_)))

@@ -242,7 +242,8 @@ class _LatentHMMRecognizer(Recognizer):
 
         m = self.model_
         self.model_ = MultiCategoricalHMM.from_params(
-            m.startprob_, transmat_at_rate(m.transmat_, factor), m.emissions_)
+            m.startprob_, transmat_at_rate(m.transmat_, factor), m.emissions_,
+            missing="sentinel")
         self._build_runtime()
 
     # -- persistence ----------------------------------------------------------------
@@ -272,7 +273,7 @@ class _LatentHMMRecognizer(Recognizer):
                              % (disc.n_features_in_, self.n_features_in_))
         model = MultiCategoricalHMM.from_params(
             arrays["startprob"], arrays["transmat"],
-            CategoricalEmissions(arrays["emissionprob"], n_values))
+            CategoricalEmissions(arrays["emissionprob"], n_values), missing="sentinel")
         mapping = np.asarray(arrays["state_to_class"], dtype=np.int64)
         if mapping.shape != (model.n_components,) or (
                 mapping.size and (mapping.min() < 0 or mapping.max() >= len(self.classes_))):
@@ -342,7 +343,7 @@ class EMHMMRecognizer(_LatentHMMRecognizer):
     def _learn(self, symbols, lengths, n_states, n_values) -> MultiCategoricalHMM:
         prior = 1.0 + float(self.pseudocount)
         model = MultiCategoricalHMM(
-            n_components=n_states, n_values=n_values, startprob_prior=prior,
+            n_components=n_states, n_values=n_values, missing="sentinel", startprob_prior=prior,
             transmat_prior=prior, emissionprob_prior=prior, n_iter=int(self.n_iter),
             tol=float(self.tol), n_init=int(self.n_init), random_state=self.random_state)
         return model.fit(symbols, lengths)
@@ -411,7 +412,8 @@ class GibbsHMMRecognizer(_LatentHMMRecognizer):
 
     def _learn(self, symbols, lengths, n_states, n_values) -> CollapsedGibbsHMM:
         model = CollapsedGibbsHMM(
-            n_states, n_values=n_values, startprob_prior=float(self.transition_prior),
+            n_states, n_values=n_values, missing="sentinel",
+            startprob_prior=float(self.transition_prior),
             transmat_prior=float(self.transition_prior),
             emissionprob_prior=float(self.emission_prior),
             self_transition_prior=float(self.self_transition_prior),
@@ -422,7 +424,8 @@ class GibbsHMMRecognizer(_LatentHMMRecognizer):
 def _posterior_mean_hmm(bmm: BMMHMM) -> MultiCategoricalHMM:
     """The HMM with the posterior-mean parameters of a BMM posterior."""
     return MultiCategoricalHMM.from_params(
-        bmm.startprob_, bmm.transmat_, CategoricalEmissions(bmm.emissionprob_, bmm.n_symbols_))
+        bmm.startprob_, bmm.transmat_, CategoricalEmissions(bmm.emissionprob_, bmm.n_symbols_),
+        missing="sentinel")
 
 
 @register_recognizer

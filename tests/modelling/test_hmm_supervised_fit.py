@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from recognizers.modelling.hmm import GaussianHMM, MultiCategoricalHMM
-from recognizers.modelling.hmm.categorical import count_supervised
+from recognizers.modelling.hmm.categorical import CategoricalEmissions, count_supervised
 
 # Two sequences (lengths 5 and 4) over 3 states; the boundary pair (state 2 -> state 1)
 # must not be counted as a transition.
@@ -90,3 +90,39 @@ def test_bad_states_are_clear_value_errors():
         m.fit(X, LENGTHS, y=np.where(Y == 2, 3, Y))
     with pytest.raises(ValueError, match=r"integer states"):
         m.fit(X, LENGTHS, y=Y.astype(float))
+
+
+# --------------------------------------------------------------------------- missing readings
+
+
+def _two_state_model(**params):
+    em = CategoricalEmissions(np.array([[[0.9, 0.1], [0.2, 0.8]]]), [2])
+    return MultiCategoricalHMM.from_params(np.array([0.6, 0.4]),
+                                           np.array([[0.7, 0.3], [0.4, 0.6]]), em, **params)
+
+
+def test_the_missing_symbol_is_an_error_unless_asked_for():
+    X = np.array([[0], [2], [1]])  # 2 == n_values: the sentinel
+    with pytest.raises(ValueError, match="missing='sentinel'"):
+        _two_state_model().score(X)
+    with pytest.raises(ValueError, match="missing='sentinel'"):
+        MultiCategoricalHMM(n_components=2, n_values=[2], n_iter=1).fit(X)
+    with pytest.raises(ValueError, match="out of range"):  # beyond the sentinel: always
+        _two_state_model(missing="sentinel").score(np.array([[3]]))
+
+
+def test_a_sentinel_reading_carries_no_evidence():
+    """Exact: the sentinel frame's likelihood is 1 in every state, by enumeration."""
+    m = _two_state_model(missing="sentinel")
+    pi, A = m.startprob_, m.transmat_
+    B = m.emissionprob_[0, :, :2]
+    X = [0, 2, 1]
+    total = 0.0
+    for path in np.ndindex(2, 2, 2):
+        p = pi[path[0]]
+        for t in range(1, 3):
+            p *= A[path[t - 1], path[t]]
+        for t, x in enumerate(X):
+            p *= 1.0 if x == 2 else B[path[t], x]
+        total += p
+    np.testing.assert_allclose(m.score(np.array(X)[:, None]), np.log(total), rtol=1e-12)

@@ -256,7 +256,11 @@ def test_multicategorical_builds_from_parameters_and_fits_hmmlearn_style():
     fit_quiet(h, np.tile(X, (5, 1)))
     assert h.emissionprob_.shape == (1, 2, 3) and h.n_values_.tolist() == [2]
     assert "n_components=2" in repr(h)
-    # A missing reading (symbol n_values) is accepted and carries no evidence.
+    # A missing reading (symbol n_values) is an error unless asked for; then it
+    # carries no evidence.
+    with pytest.raises(ValueError, match="missing='sentinel'"):
+        h._compute_log_likelihood(np.array([[2]]))
+    h.set_params(missing="sentinel")
     np.testing.assert_allclose(h._compute_log_likelihood(np.array([[2]])), 0.0)
 
 

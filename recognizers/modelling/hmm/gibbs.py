@@ -32,6 +32,8 @@ class CollapsedGibbsHMM(MultiCategoricalHMM):
     ----------
     n_components : number of states
     n_values : per-sensor symbol counts, or None (from the data)
+    missing : None or "sentinel" (the symbol ``n_values[s]`` marks a missing reading),
+        as in :class:`MultiCategoricalHMM`
     startprob_prior, transmat_prior, emissionprob_prior : Dirichlet
         concentrations (> 0; scalars or arrays)
     self_transition_prior : extra concentration on the diagonal of the
@@ -56,12 +58,13 @@ class CollapsedGibbsHMM(MultiCategoricalHMM):
 
     params = "ste"
 
-    def __init__(self, n_components=1, *, n_values=None, startprob_prior=1.0,
+    def __init__(self, n_components=1, *, n_values=None, missing=None, startprob_prior=1.0,
                  transmat_prior=1.0, emissionprob_prior=1.0, self_transition_prior=0.0,
                  n_sweeps=500, burn_in=None, thin=1, n_chains=1, rhat_threshold=1.1,
                  algorithm="viterbi", random_state=None, verbose=False):
         self.n_components = n_components
         self.n_values = n_values
+        self.missing = missing
         self.startprob_prior = startprob_prior
         self.transmat_prior = transmat_prior
         self.emissionprob_prior = emissionprob_prior
@@ -85,6 +88,7 @@ class CollapsedGibbsHMM(MultiCategoricalHMM):
         "algorithm": [StrOptions({"viterbi", "map"})],
         "self_transition_prior": [Interval(numbers.Real, 0, None, closed="left")],
         "rhat_threshold": [Interval(numbers.Real, 1, None, closed="left")],
+        "missing": [StrOptions({"sentinel"}), None],
     }
     init_params = "ste"
     implementation = "log"
