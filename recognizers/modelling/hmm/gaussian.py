@@ -300,6 +300,8 @@ class GMMHMM(_GaussianBase):
         self.implementation = implementation
         self.n_init = n_init
 
+    def _check_emission_hyperparams(self) -> None:
+        # An array-valued prior: beyond what the constraints say.
         w = np.asarray(self.weights_prior, dtype=np.float64)
         if not np.isfinite(w).all() or np.any(w < 0):
             raise ValueError("weights_prior must be finite and >= 0")
