@@ -68,8 +68,9 @@ def synthetic(K, S, M, rng, dense):
     rec.n_features_in_ = S
     rec.feature_set_ = None
     rec.discretizer_ = disc
-    rec.model_ = MultiCategoricalHMM(np.full(K, 1 / K), A,
-                                     CategoricalEmissions(B, disc.n_bins_))
+    rec.model_ = MultiCategoricalHMM.from_params(np.full(K, 1 / K), A,
+                                                 CategoricalEmissions(B, disc.n_bins_),
+                                                 missing="sentinel")
     rec._build_runtime()
     return rec, X[:N_STEPS]
 

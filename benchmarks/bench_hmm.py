@@ -266,7 +266,7 @@ def bench_walker(rows, args):
     for transitions, name in (("persistence", "default, persistence"),
                               ("counts", "dense, counted")):
         model = MultiCategoricalHMM.from_counts(counts, pseudocount=1.0,
-                                                transitions=transitions)
+                                                transitions=transitions, missing="sentinel")
         _bench_walker_model(rows, args, symbols, nv, K, model, name)
 
 
@@ -281,7 +281,8 @@ def _bench_walker_model(rows, args, symbols, nv, K, model, name):
         return m
 
     def ours_em():
-        m = MultiCategoricalHMM(n_components=K, n_values=nv, n_iter=1, init_params="")
+        m = MultiCategoricalHMM(n_components=K, n_values=nv, missing="sentinel", n_iter=1,
+                                init_params="")
         m.startprob_, m.transmat_, m.emissions_ = model.startprob_, model.transmat_, \
             CategoricalEmissions(model.emissionprob_, nv)
         return m

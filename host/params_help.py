@@ -7,6 +7,7 @@ listed without anyone writing its table by hand.
 from __future__ import annotations
 
 import inspect
+import numbers
 
 
 def param_table(kind: str) -> list[dict]:
@@ -26,9 +27,18 @@ def param_table(kind: str) -> list[dict]:
         allowed = constraints.get(p.name)
         rows.append({"name": p.name, "type": _type_name(allowed, default),
                      "default": default,
-                     "allowed": " or ".join("None" if c is None else str(c)
-                                            for c in allowed) if allowed else ""})
+                     "allowed": " or ".join(_allowed_text(c) for c in allowed)
+                     if allowed else ""})
     return rows
+
+
+def _allowed_text(c) -> str:
+    """One constraint in words (scikit-learn's own wording; its strings made readable)."""
+    if c is None:
+        return "None"
+    if isinstance(c, str):
+        return "a " + _CONSTRAINT_STRINGS.get(c, c)
+    return str(c)
 
 
 def _type_name(allowed, default) -> str:
@@ -54,7 +64,9 @@ def _constraint_type(c) -> str:
     if isinstance(c, type):
         return c.__name__
     if hasattr(c, "options"):  # StrOptions, Options
-        return "str" if all(isinstance(o, str) for o in c.options) else "option"
+        if all(isinstance(o, str) for o in c.options):
+            return "str"
+        return "int" if getattr(c, "type", None) is numbers.Integral else "option"
     if hasattr(c, "type") and hasattr(c, "closed"):  # Interval
         return "int" if c.type.__name__ == "Integral" else "float"
     name = type(c).__name__.lstrip("_").lower()

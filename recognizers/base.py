@@ -3,7 +3,7 @@
 A recognizer maps a sequence of feature frames ``X`` (T, n_features) to
 activity labels (str codes such as ``"WF"``) and posteriors over ``classes_``.
 
-Contract (scikit-learn conventions, without depending on scikit-learn):
+Contract (scikit-learn conventions; its parameter checks, ``check_is_fitted`` and ``clone``):
 
 * ``__init__`` takes keyword parameters and only stores them; they are checked
   in ``fit`` against ``_parameter_constraints``.
@@ -32,7 +32,6 @@ import copy
 import dataclasses
 import inspect
 import json
-import math
 import numbers
 import os
 import tempfile
@@ -43,6 +42,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 import sklearn.exceptions
+from sklearn.base import clone
+from sklearn.utils import Tags, TargetTags
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    make_constraint,
+    validate_parameter_constraints,
+)
+from sklearn.utils.validation import check_is_fitted as _sklearn_check_is_fitted
 
 from recognizers.npz_files import DAMAGE as NPZ_DAMAGE
 
@@ -97,118 +106,49 @@ class RecognizerTags:
 
 
 # --------------------------------------------------------------------------- params
-
-
-@dataclasses.dataclass(frozen=True)
-class Interval:
-    """Numbers of ``type`` (``numbers.Integral`` or ``numbers.Real``) in a range.
-
-    ``closed`` is ``"left"``, ``"right"``, ``"both"`` or ``"neither"``; ``None``
-    bounds are open-ended.  Booleans and NaN never qualify.
-    """
-
-    type: type
-    left: float | None
-    right: float | None
-    closed: str = "both"
-
-    def is_satisfied_by(self, value) -> bool:
-        if isinstance(value, bool) or not isinstance(value, self.type):
-            return False
-        if isinstance(value, numbers.Real) and math.isnan(value):
-            return False
-        if self.left is not None:
-            if value < self.left or (value == self.left and self.closed in ("right", "neither")):
-                return False
-        if self.right is not None:
-            if value > self.right or (value == self.right and self.closed in ("left", "neither")):
-                return False
-        return True
-
-    def __str__(self) -> str:
-        kind = "an int" if issubclass(self.type, numbers.Integral) else "a real number"
-        lb = "[" if self.closed in ("left", "both") else "("
-        rb = "]" if self.closed in ("right", "both") else ")"
-        lo = "-inf" if self.left is None else repr(self.left)
-        hi = "inf" if self.right is None else repr(self.right)
-        return "%s in the range %s%s, %s%s" % (kind, lb, lo, hi, rb)
-
-
-@dataclasses.dataclass(frozen=True)
-class StrOptions:
-    """One of a fixed set of strings."""
-
-    options: frozenset
-
-    def __init__(self, options):
-        object.__setattr__(self, "options", frozenset(options))
-
-    def is_satisfied_by(self, value) -> bool:
-        return isinstance(value, str) and value in self.options
-
-    def __str__(self) -> str:
-        return "a str among %s" % sorted(self.options)
+# Parameters are declared with scikit-learn's constraint classes and checked by its
+# ``validate_parameter_constraints``; ``check_is_fitted`` and ``clone`` are its own.
+# The names stay importable from here for code written against this module.
 
 
 def validate_params(recognizer) -> None:
     """Check ``get_params(deep=False)`` against ``_parameter_constraints``.
 
-    Raises ``ValueError`` naming the parameter, the allowed values and the
-    value received.
+    scikit-learn's check: raises its ``InvalidParameterError`` (a ``ValueError``)
+    naming the parameter, the allowed values and the value received.  One rule is
+    stricter than scikit-learn's: a bool is not taken for a number (``n_bins=True``
+    is a mistake), only where the constraints say ``"boolean"``.
     """
     constraints = getattr(recognizer, "_parameter_constraints", {})
-    for name, value in recognizer.get_params(deep=False).items():
-        allowed = constraints.get(name)
-        if allowed is None:
-            continue
-        if not any(c is None and value is None or (c is not None and c.is_satisfied_by(value))
-                   for c in allowed):
-            options = " or ".join("None" if c is None else str(c) for c in allowed)
-            raise ValueError("the %r parameter of %s must be %s; got %r"
-                             % (name, type(recognizer).__name__, options, value))
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def check_is_fitted(recognizer, attributes=None, *, msg=None, all_or_any=all) -> None:
-    """Raise :class:`NotFittedError` unless ``recognizer`` is fitted.
-
-    Fitted means: the given ``attributes`` exist, or (by default) any public
-    attribute ending in ``_`` exists, or ``__recognizer_is_fitted__()`` is true.
-    """
-    if attributes is not None:
-        if isinstance(attributes, str):
-            attributes = [attributes]
-        fitted = all_or_any(hasattr(recognizer, a) for a in attributes)
-    elif hasattr(recognizer, "__recognizer_is_fitted__"):
-        fitted = recognizer.__recognizer_is_fitted__()
-    else:
-        fitted = any(k.endswith("_") and not k.startswith("__") and not k.startswith("_")
-                     for k in vars(recognizer))
-    if not fitted:
-        if msg is None:
-            msg = ("This %(name)s instance is not fitted yet; call fit(sequences, labels) "
-                   "or load a saved model first.")
-        raise NotFittedError(msg % {"name": type(recognizer).__name__})
-
-
-def clone(recognizer):
-    """An unfitted copy with the same parameters (nested recognizers cloned).
-
-    Raises ``RuntimeError`` when the constructor does not store a parameter as
-    given (the contract requires ``__init__`` to only record its arguments).
-    """
     params = recognizer.get_params(deep=False)
-    new_params = {k: clone(v) if hasattr(v, "get_params") and not isinstance(v, type)
-                  else copy.deepcopy(v) for k, v in params.items()}
-    new = type(recognizer)(**new_params)
-    stored = new.get_params(deep=False)
-    for name, value in new_params.items():
-        if stored[name] is not value:
-            raise RuntimeError("cannot clone %r: its constructor either does not set or "
-                               "modifies parameter %r" % (recognizer, name))
-    return new
+    for name, value in params.items():
+        allowed = constraints.get(name)
+        if allowed and isinstance(value, (bool, np.bool_)) and "boolean" not in allowed:
+            raise InvalidParameterError(
+                "The %r parameter of %s must be %s. Got %r instead."
+                % (name, type(recognizer).__name__,
+                   " or ".join(str(make_constraint(c)) for c in allowed), value))
+    validate_parameter_constraints(constraints, params, caller_name=type(recognizer).__name__)
+
+
+_NOT_FITTED = ("This %(name)s instance is not fitted yet; call fit(sequences, labels) "
+               "or load a saved model first.")
+
+
+def check_is_fitted(recognizer, attributes=None, *, msg=_NOT_FITTED, all_or_any=all) -> None:
+    """scikit-learn's :func:`sklearn.utils.validation.check_is_fitted`, raising this
+    module's :class:`NotFittedError` (a subclass of scikit-learn's), so ``except``
+    clauses written for either library catch it.
+
+    Fitted means: the given ``attributes`` exist, or ``__sklearn_is_fitted__()`` is
+    true, or (by default) a public attribute ending in ``_`` exists.
+    """
+    try:
+        _sklearn_check_is_fitted(recognizer, attributes, msg=msg, all_or_any=all_or_any)
+    except sklearn.exceptions.NotFittedError as exc:
+        if isinstance(exc, NotFittedError):
+            raise
+        raise NotFittedError(str(exc)) from None
 
 
 def _check_sequence(X, name) -> np.ndarray:
@@ -350,6 +290,12 @@ class Recognizer(ABC):
     def get_tags(self) -> RecognizerTags:
         """This recognizer's capabilities."""
         return self._tags
+
+    def __sklearn_tags__(self) -> Tags:
+        """scikit-learn's tags (its ``check_is_fitted`` reads them): must be fitted;
+        labels required unless the recognizer learns without them."""
+        return Tags(estimator_type=None,
+                    target_tags=TargetTags(required=self._tags.requires_labels))
 
     def _validate_params(self) -> None:
         validate_params(self)

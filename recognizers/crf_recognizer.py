@@ -68,7 +68,7 @@ class CRFRecognizer(StreamRunMixin, Recognizer):
         self.tol = tol
         self.verbose = verbose
 
-    def __recognizer_is_fitted__(self) -> bool:
+    def __sklearn_is_fitted__(self) -> bool:
         return "crf_" in self.__dict__
 
     @classmethod

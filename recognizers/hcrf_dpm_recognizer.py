@@ -33,10 +33,10 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from sklearn.utils._param_validation import Options
 
 from recognizers.base import (Interval, Recognizer, RecognizerTags, StrOptions,
                               StreamRunMixin, check_is_fitted, register_recognizer)
-from recognizers.modelling.crf.linear_chain import _Bool
 from recognizers.modelling.crf import hcrfdpm_core
 from recognizers.modelling.crf.hcrfdpm import HCRFDPM
 
@@ -124,13 +124,13 @@ class HCRFDPMRecognizer(StreamRunMixin, Recognizer):
         "window": [Interval(numbers.Integral, 2, None, closed="left")],
         "hop": [Interval(numbers.Integral, 1, None, closed="left")],
         "pool": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_knots": [Interval(numbers.Integral, 0, 0, closed="both"),
+        "n_knots": [Options(numbers.Integral, {0}),
                     Interval(numbers.Integral, 2, None, closed="left")],
         "smoothing": [Interval(numbers.Real, 0, 1, closed="right")],
         "n_states": [Interval(numbers.Integral, 2, None, closed="left")],
         "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
-        "update_alpha": [_Bool()],
-        "clamped": [_Bool()],
+        "update_alpha": ["boolean"],
+        "clamped": ["boolean"],
         "init": [StrOptions({"prior", "label-prior", "uniform"})],
         "n_restarts": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_outer": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -161,7 +161,7 @@ class HCRFDPMRecognizer(StreamRunMixin, Recognizer):
         self.warm_grad_iter = warm_grad_iter
         self.random_state = random_state
 
-    def __recognizer_is_fitted__(self) -> bool:
+    def __sklearn_is_fitted__(self) -> bool:
         return "model_" in self.__dict__
 
     def _model_params(self) -> dict:

@@ -174,7 +174,7 @@ class HMMRecognizer(Recognizer):
         self.transitions = transitions
         self.pseudocount = pseudocount
 
-    def __recognizer_is_fitted__(self) -> bool:
+    def __sklearn_is_fitted__(self) -> bool:
         return "model_" in self.__dict__
 
     # -- fitting ----------------------------------------------------------------
@@ -229,7 +229,7 @@ class HMMRecognizer(Recognizer):
         self.discretizer_ = disc
         self.model_ = MultiCategoricalHMM.from_counts(
             counts, pseudocount=float(self.pseudocount), transitions=self.transitions,
-            tau=float(self.tau))
+            tau=float(self.tau), missing="sentinel")
         self.feature_set_ = feature_set
         self._build_runtime()
         return self
@@ -354,8 +354,9 @@ class HMMRecognizer(Recognizer):
         from recognizers.rates import persistence_tau_at_rate, transmat_at_rate
 
         m = self.model_
-        self.model_ = MultiCategoricalHMM(m.startprob_, transmat_at_rate(m.transmat_, factor),
-                                          m.emissions_)
+        self.model_ = MultiCategoricalHMM.from_params(
+            m.startprob_, transmat_at_rate(m.transmat_, factor), m.emissions_,
+            missing="sentinel")
         if self.transitions == "persistence":
             self.tau = persistence_tau_at_rate(float(self.tau), m.n_components, factor)
         self._build_runtime()
@@ -383,8 +384,9 @@ class HMMRecognizer(Recognizer):
         if disc.n_features_in_ != self.n_features_in_:
             raise ValueError("discretiser has %d features, header says %d"
                              % (disc.n_features_in_, self.n_features_in_))
-        model = MultiCategoricalHMM(arrays["startprob"], arrays["transmat"],
-                                    CategoricalEmissions(arrays["emissionprob"], n_values))
+        model = MultiCategoricalHMM.from_params(
+            arrays["startprob"], arrays["transmat"],
+            CategoricalEmissions(arrays["emissionprob"], n_values), missing="sentinel")
         if model.n_components != len(self.classes_):
             raise ValueError("model has %d states but %d classes"
                              % (model.n_components, len(self.classes_)))

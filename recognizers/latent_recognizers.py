@@ -77,7 +77,7 @@ class _LatentHMMRecognizer(Recognizer):
         "random_state": [Interval(numbers.Integral, 0, None, closed="left"), None],
     }
 
-    def __recognizer_is_fitted__(self) -> bool:
+    def __sklearn_is_fitted__(self) -> bool:
         return "model_" in self.__dict__
 
     # -- to be provided ---------------------------------------------------------
@@ -241,8 +241,9 @@ class _LatentHMMRecognizer(Recognizer):
         from recognizers.rates import transmat_at_rate
 
         m = self.model_
-        self.model_ = MultiCategoricalHMM(m.startprob_, transmat_at_rate(m.transmat_, factor),
-                                          m.emissions_)
+        self.model_ = MultiCategoricalHMM.from_params(
+            m.startprob_, transmat_at_rate(m.transmat_, factor), m.emissions_,
+            missing="sentinel")
         self._build_runtime()
 
     # -- persistence ----------------------------------------------------------------
@@ -270,8 +271,9 @@ class _LatentHMMRecognizer(Recognizer):
         if disc.n_features_in_ != self.n_features_in_:
             raise ValueError("discretiser has %d features, header says %d"
                              % (disc.n_features_in_, self.n_features_in_))
-        model = MultiCategoricalHMM(arrays["startprob"], arrays["transmat"],
-                                    CategoricalEmissions(arrays["emissionprob"], n_values))
+        model = MultiCategoricalHMM.from_params(
+            arrays["startprob"], arrays["transmat"],
+            CategoricalEmissions(arrays["emissionprob"], n_values), missing="sentinel")
         mapping = np.asarray(arrays["state_to_class"], dtype=np.int64)
         if mapping.shape != (model.n_components,) or (
                 mapping.size and (mapping.min() < 0 or mapping.max() >= len(self.classes_))):
@@ -341,7 +343,7 @@ class EMHMMRecognizer(_LatentHMMRecognizer):
     def _learn(self, symbols, lengths, n_states, n_values) -> MultiCategoricalHMM:
         prior = 1.0 + float(self.pseudocount)
         model = MultiCategoricalHMM(
-            n_components=n_states, n_values=n_values, startprob_prior=prior,
+            n_components=n_states, n_values=n_values, missing="sentinel", startprob_prior=prior,
             transmat_prior=prior, emissionprob_prior=prior, n_iter=int(self.n_iter),
             tol=float(self.tol), n_init=int(self.n_init), random_state=self.random_state)
         return model.fit(symbols, lengths)
@@ -410,7 +412,8 @@ class GibbsHMMRecognizer(_LatentHMMRecognizer):
 
     def _learn(self, symbols, lengths, n_states, n_values) -> CollapsedGibbsHMM:
         model = CollapsedGibbsHMM(
-            n_states, n_values=n_values, startprob_prior=float(self.transition_prior),
+            n_states, n_values=n_values, missing="sentinel",
+            startprob_prior=float(self.transition_prior),
             transmat_prior=float(self.transition_prior),
             emissionprob_prior=float(self.emission_prior),
             self_transition_prior=float(self.self_transition_prior),
@@ -420,8 +423,9 @@ class GibbsHMMRecognizer(_LatentHMMRecognizer):
 
 def _posterior_mean_hmm(bmm: BMMHMM) -> MultiCategoricalHMM:
     """The HMM with the posterior-mean parameters of a BMM posterior."""
-    return MultiCategoricalHMM(bmm.startprob_, bmm.transmat_,
-                               CategoricalEmissions(bmm.emissionprob_, bmm.n_symbols_))
+    return MultiCategoricalHMM.from_params(
+        bmm.startprob_, bmm.transmat_, CategoricalEmissions(bmm.emissionprob_, bmm.n_symbols_),
+        missing="sentinel")
 
 
 @register_recognizer

@@ -141,7 +141,7 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
         self.learn_batch = learn_batch
         self.random_state = random_state
 
-    def __recognizer_is_fitted__(self) -> bool:
+    def __sklearn_is_fitted__(self) -> bool:
         return "model_" in self.__dict__
 
     def _model(self, total_samples: float) -> SupervisedHDP:

@@ -38,7 +38,7 @@ def _kind_of(constraints) -> tuple[str, tuple, bool]:
         if isinstance(c, Interval):
             integral = issubclass(c.type, numbers.Integral)
             return ("int" if integral else "float"), (), optional
-    if real and str(real[0]) == "a bool":
+    if "boolean" in real:
         return "bool", (), optional
     return "text", (), optional
 
@@ -102,14 +102,14 @@ def validate_params(kind: str, params: dict) -> None:
     check them only when fitting, which for a run is on a worker, fold after fold)."""
     from recognizers import get_recognizer_class
 
+    from sklearn.utils._param_validation import make_constraint
+
     constraints = getattr(get_recognizer_class(kind), "_parameter_constraints", {})
     for name, v in params.items():
-        cons = constraints.get(name)
-        if not cons:
-            continue
-        if not any(v is None if c is None else c.is_satisfied_by(v) for c in cons):
-            raise UserError("%s %s must be %s, not %r" % (
-                kind, name, " or ".join("None" if c is None else str(c) for c in cons), v))
+        cons = [make_constraint(c) for c in constraints.get(name, [])]
+        if cons and not any(c.is_satisfied_by(v) for c in cons):
+            raise UserError("%s %s must be %s, not %r"
+                            % (kind, name, " or ".join(str(c) for c in cons), v))
 
 
 def changed_params(kind: str, values: dict) -> dict:

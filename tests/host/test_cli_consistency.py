@@ -89,7 +89,7 @@ def test_list_params_shows_types_and_defaults(capsys):
     assert done.value.code == 0
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if line.split()[:1] == ["tau"])
-    assert "float" in line and "4000.0" in line and "(0, inf)" in line
+    assert "float" in line and "4000.0" in line and "(0.0, inf)" in line
     assert any(line.split()[:3] == ["transitions", "str", "'persistence'"]
                for line in out.splitlines())
     with pytest.raises(SystemExit) as done:

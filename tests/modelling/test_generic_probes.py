@@ -102,11 +102,7 @@ CASES = [
 
 #: (estimator class, probe) -> why it fails today, one dict per family.  Remove an
 #: entry with its fix.
-HMM_KNOWN_FAILURES = {
-    (MultiCategoricalHMM, "init_stores_arguments"):
-        "n_components=None is turned into 1 (the constructor also builds models from "
-        "startprob, transmat, emissions)",
-}
+HMM_KNOWN_FAILURES: dict = {}
 CRF_KNOWN_FAILURES: dict = {}
 TOPICS_KNOWN_FAILURES: dict = {}
 GP_KNOWN_FAILURES: dict = {}

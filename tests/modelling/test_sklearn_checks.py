@@ -132,8 +132,6 @@ HMM_EXPECTED_FAILURES = {
     },
     MultiCategoricalHMM: {
         "check_dict_unchanged": FIT_LENGTHS,
-        "check_do_not_raise_errors_in_init_or_set_params":
-            DEFECT + "emissions must be a CategoricalEmissions, got int",
         "check_dont_overwrite_parameters": FIT_LENGTHS,
         "check_dtype_object": REAL_SYMBOLS,
         "check_estimators_dtypes": FIT_LENGTHS,
@@ -153,8 +151,6 @@ HMM_EXPECTED_FAILURES = {
         "check_n_features_in": FIT_LENGTHS,
         "check_n_features_in_after_fitting":
             DEFECT + "predict does not check the number of features against fit (n_features_in_)",
-        "check_parameters_default_constructible":
-            DEFECT + "Parameter n_components was mutated on init. All parameters must be stored unchanged.",
         "check_pipeline_consistency": FIT_LENGTHS,
         "check_positive_only_tag_during_fit":
             DEFECT + "message lacks scikit-learn's 'Negative values in data'; says 'symbols must be >= 0'",

@@ -131,7 +131,7 @@ def test_bad_covariance_shapes_are_clear():
         SphericalGaussianEmissions(np.zeros((2, 3)), np.ones((2, 3)))
     with pytest.raises(ValueError, match=r"tied covars must have shape \(3, 3\)"):
         TiedGaussianEmissions(np.zeros((2, 3)), np.ones((2, 3, 3)))
-    with pytest.raises(ValueError, match="covariance_type must be one of"):
+    with pytest.raises(ValueError, match="'covariance_type' parameter of .* must be a str among"):
         GaussianHMM(2, covariance_type="banana").fit(np.zeros((10, 1)))
 
 

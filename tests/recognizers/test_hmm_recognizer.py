@@ -103,7 +103,7 @@ def test_one_sensor_model_agrees_with_hmmlearn():
     K, M = 3, 4
     B = rng.dirichlet(np.ones(M), size=K)
     pi, A = rng.dirichlet(np.ones(K)), rng.dirichlet(np.ones(K), size=K)
-    ours = MultiCategoricalHMM(pi, A, CategoricalEmissions(B[None], [M]))
+    ours = MultiCategoricalHMM.from_params(pi, A, CategoricalEmissions(B[None], [M]))
     ref = hmm.CategoricalHMM(n_components=K, n_features=M, implementation="log")
     ref.startprob_, ref.transmat_, ref.emissionprob_ = pi, A, B
     X = rng.integers(0, M, size=(60, 1))

@@ -69,7 +69,7 @@ def test_em_never_decreases_its_objective(make):
     model = make()
     rng = np.random.default_rng(0)
     if isinstance(model, MultiCategoricalHMM):
-        truth = MultiCategoricalHMM(np.full(3, 1 / 3), sticky(3), CategoricalEmissions(
+        truth = MultiCategoricalHMM.from_params(np.full(3, 1 / 3), sticky(3), CategoricalEmissions(
             rng.dirichlet(np.ones(6), size=(3, 3)) if not isinstance(model, CategoricalHMM)
             else rng.dirichlet(np.ones(6), size=(1, 3)), [6] * (1 if isinstance(
                 model, CategoricalHMM) else 3)))
@@ -124,7 +124,8 @@ def test_sampling_then_fitting_recovers_multi_sensor_emissions():
     rng = np.random.default_rng(2)
     K, S, M = 3, 3, 5
     B = rng.dirichlet(0.5 * np.ones(M), size=(S, K))
-    truth = MultiCategoricalHMM(np.full(K, 1 / K), sticky(K, 0.95), CategoricalEmissions(B, [M] * S))
+    truth = MultiCategoricalHMM.from_params(np.full(K, 1 / K), sticky(K, 0.95),
+                                            CategoricalEmissions(B, [M] * S))
     X, Z = truth.sample(6000, random_state=1)
     m = fit_quiet(MultiCategoricalHMM(n_components=K, n_iter=200, n_init=5, random_state=0,
                                       tol=1e-4), X)
@@ -219,7 +220,7 @@ def test_validation_errors_are_clear():
         GaussianHMM(2, n_iter=1).fit(X, [10, 10])
     with pytest.raises(ValueError, match="NaN"):
         GaussianHMM(2).fit(np.full((5, 2), np.nan))
-    with pytest.raises(ValueError, match="covariance_type must be one of"):
+    with pytest.raises(ValueError, match="'covariance_type' parameter of .* must be a str among"):
         GaussianHMM(2, covariance_type="sphere").fit(X)
     with pytest.raises(ValueError, match="n_components"):
         GaussianHMM(0).fit(X)
@@ -235,15 +236,16 @@ def test_validation_errors_are_clear():
         MultiCategoricalHMM(n_components=2, n_values=[2, 2]).fit(np.array([[0, 3], [1, 1]]))
     with pytest.raises(ValueError, match=r"shape \(n_samples, 1\)"):
         CategoricalHMM(2).fit(np.zeros((4, 2), dtype=int))
-    with pytest.raises(ValueError, match="together"):
-        MultiCategoricalHMM(np.ones(2) / 2, None, None)
+    with pytest.raises(TypeError, match="emissions must be a CategoricalEmissions"):
+        MultiCategoricalHMM.from_params(np.ones(2) / 2, None, None)
     with pytest.raises(ValueError, match="random_state"):
         check_random_state("seed")
 
 
-def test_multicategorical_keeps_its_parameter_constructor_and_gains_hmmlearn_style():
+def test_multicategorical_builds_from_parameters_and_fits_hmmlearn_style():
     em = CategoricalEmissions(np.array([[[0.9, 0.1], [0.2, 0.8]]]), [2])
-    m = MultiCategoricalHMM(np.array([0.5, 0.5]), np.array([[0.9, 0.1], [0.1, 0.9]]), em)
+    m = MultiCategoricalHMM.from_params(np.array([0.5, 0.5]),
+                                        np.array([[0.9, 0.1], [0.1, 0.9]]), em)
     assert m.n_components == 2 and m.emissions_ is em
     np.testing.assert_array_equal(m.log_transmat_, np.log(m.transmat_))
     X = np.array([[0], [0], [1], [1]])
@@ -254,7 +256,11 @@ def test_multicategorical_keeps_its_parameter_constructor_and_gains_hmmlearn_sty
     fit_quiet(h, np.tile(X, (5, 1)))
     assert h.emissionprob_.shape == (1, 2, 3) and h.n_values_.tolist() == [2]
     assert "n_components=2" in repr(h)
-    # A missing reading (symbol n_values) is accepted and carries no evidence.
+    # A missing reading (symbol n_values) is an error unless asked for; then it
+    # carries no evidence.
+    with pytest.raises(ValueError, match="missing='sentinel'"):
+        h._compute_log_likelihood(np.array([[2]]))
+    h.set_params(missing="sentinel")
     np.testing.assert_allclose(h._compute_log_likelihood(np.array([[2]])), 0.0)
 
 

@@ -112,7 +112,7 @@ def easy_data(seed=0, K=3, S=4, M=6, T=3000):
     B /= B.sum(axis=2, keepdims=True)
     A = np.full((K, K), 0.02 / (K - 1))
     np.fill_diagonal(A, 0.98)
-    truth = MultiCategoricalHMM(np.full(K, 1 / K), A, CategoricalEmissions(B, [M] * S))
+    truth = MultiCategoricalHMM.from_params(np.full(K, 1 / K), A, CategoricalEmissions(B, [M] * S))
     X, Z = truth.sample(T, random_state=seed)
     return truth, X, Z
 

@@ -101,7 +101,7 @@ def test_parse_value_rejects_bad_text_with_a_clear_message():
         parse_value(fields["n_bins"], " ")
     with pytest.raises(UserError, match="prior_asymmetry must be a number"):
         parse_value(fields["prior_asymmetry"], "half")
-    with pytest.raises(UserError, match=r"prior_asymmetry must be .*\[0, 1\)"):
+    with pytest.raises(UserError, match=r"prior_asymmetry must be .*\[0.0, 1.0\), not 1.5"):
         validate_params("bmm", {"prior_asymmetry": 1.5})  # out of range: the constraints
     with pytest.raises(UserError, match="thresholds must be"):
         validate_params("crf", {"thresholds": "mean"})

@@ -36,17 +36,11 @@ import numbers
 import numpy as np
 import scipy.optimize
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
-from recognizers.base import (
-    Interval,
-    StrOptions,
-    _as_sequence_list,
-    _check_sequence,
-    check_is_fitted,
-    validate_params,
-)
+from recognizers.base import _as_sequence_list, _check_sequence, check_is_fitted
 from recognizers.modelling.crf.features import THRESHOLD_METHODS, fit_feature_spec
 from recognizers.modelling import chain
 from recognizers.modelling.crf.linear_chain_core import (
@@ -61,26 +55,16 @@ from recognizers.modelling.crf.linear_chain_core import (
 __all__ = ["LinearChainCRF"]
 
 
-class _Bool:
-    """Constraint: a bool."""
-
-    def is_satisfied_by(self, value) -> bool:
-        return isinstance(value, (bool, np.bool_))
-
-    def __str__(self) -> str:
-        return "a bool"
-
-
 _CONSTRAINTS = {
     "thresholds": [StrOptions(set(THRESHOLD_METHODS)), None],
-    "raw": [_Bool()],
+    "raw": ["boolean"],
     "window": [Interval(numbers.Integral, 0, None, closed="left")],
     "transitions": [StrOptions({"full", "self"})],
     "c1": [Interval(numbers.Real, 0, None, closed="left")],
     "c2": [Interval(numbers.Real, 0, None, closed="left")],
     "max_iterations": [Interval(numbers.Integral, 1, None, closed="left")],
     "tol": [Interval(numbers.Real, 0, None, closed="left")],
-    "verbose": [_Bool()],
+    "verbose": ["boolean"],
 }
 
 
@@ -207,7 +191,7 @@ class LinearChainCRF(BaseEstimator):
 
         ``y`` is a list of label sequences (str).  Returns ``self``.
         """
-        validate_params(self)
+        self._validate_params()
         problem = self._problem(X, y)
         objective, n_params = problem.objective, problem.n_params
         c1 = float(self.c1)

@@ -38,6 +38,8 @@ import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_array
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_scalar
 
 from recognizers.base import NotFittedError
 from recognizers.modelling import chain, em
@@ -124,13 +126,6 @@ def _log(p) -> np.ndarray:
         return np.log(p)
 
 
-def _check_int(value, name, low) -> int:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) \
-            or value < low:
-        raise ValueError("%s must be an int >= %d, got %r" % (name, low, value))
-    return int(value)
-
-
 def _check_prior(value, name, shape) -> np.ndarray:
     arr = np.asarray(value, dtype=np.float64)
     try:
@@ -154,15 +149,18 @@ class BaseHMM(BaseEstimator):
 
     #: Parameter names of the emission part (for params / init_params).
     _emission_names: ClassVar[tuple[str, ...]] = ()
-    #: Constructor arguments that are not hyperparameters (excluded from get_params).
-    _not_params: ClassVar[frozenset] = frozenset()
-
-    # -- hyperparameters (scikit-learn's get_params/set_params/repr) ---------------
-    @classmethod
-    def _get_param_names(cls) -> list[str]:
-        # The constructor arguments minus those that are not hyperparameters
-        # (``_not_params``: parameters passed to build a model directly).
-        return [name for name in super()._get_param_names() if name not in cls._not_params]
+    #: scikit-learn's declaration of the hyperparameters shared by every HMM; a
+    #: subclass adds its emission part with ``{**BaseHMM._parameter_constraints, ...}``.
+    #: The priors' shapes, the ``params`` letters and ``random_state`` (which also
+    #: takes a numpy Generator) are checked where they are used.
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "algorithm": [StrOptions({"viterbi", "map"})],
+        "implementation": [StrOptions({"log", "scaling"})],
+    }
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -173,17 +171,7 @@ class BaseHMM(BaseEstimator):
         return frozenset(("startprob", "transmat") + self._emission_names)
 
     def _validate_hyperparams(self) -> None:
-        _check_int(self.n_components, "n_components", 1)
-        _check_int(self.n_iter, "n_iter", 0)
-        _check_int(self.n_init, "n_init", 1)
-        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) \
-                or not self.tol >= 0:
-            raise ValueError("tol must be a real number >= 0, got %r" % (self.tol,))
-        if self.algorithm not in ("viterbi", "map"):
-            raise ValueError("algorithm must be 'viterbi' or 'map', got %r" % (self.algorithm,))
-        if self.implementation not in ("log", "scaling"):
-            raise ValueError("implementation must be 'log' or 'scaling', got %r"
-                             % (self.implementation,))
+        self._validate_params()
         K = int(self.n_components)
         _check_prior(self.startprob_prior, "startprob_prior", (K,))
         _check_prior(self.transmat_prior, "transmat_prior", (K, K))
@@ -349,12 +337,53 @@ class BaseHMM(BaseEstimator):
 
         ``random_state`` defaults to the model's; ``currstate`` fixes the first state.
         """
-        n_samples = _check_int(n_samples, "n_samples", 0)
+        n_samples = check_scalar(n_samples, "n_samples", numbers.Integral, min_val=0)
         emissions = self._check()
         rng = check_random_state(self.random_state if random_state is None else random_state)
         states = chain.sample_path(self.startprob_, self.transmat_, n_samples, rng,
                                    first=currstate)
         return emissions.sample(states, rng), states
+
+    def _fit_supervised(self, X, offsets, y):
+        """``fit`` with known states: the M-step of EM with one-hot posteriors."""
+        K = int(self.n_components)
+        y = np.asarray(y)
+        if y.shape != (X.shape[0],):
+            raise ValueError("y must have one state per frame: shape (%d,), got %s"
+                             % (X.shape[0], y.shape))
+        if y.size and (y.dtype.kind not in "iu" or y.min() < 0 or y.max() >= K):
+            raise ValueError("y must hold integer states in 0..%d (n_components=%d)"
+                             % (K - 1, K))
+        learn = parse_param_names(self.params, self._param_names(), "params")
+        posterior = np.zeros((X.shape[0], K))
+        posterior[np.arange(X.shape[0]), y] = 1.0
+        # Emission arrays need a shape (and a value for states y never visits).
+        self._init_rng, self._quiet_init = check_random_state(self.random_state), False
+        try:
+            self._init(X, np.diff(offsets))
+        finally:
+            del self._init_rng, self._quiet_init
+        self._check()
+        emissions = self._emissions()
+        stats = emissions.init_stats()
+        emissions.accumulate(stats, X, posterior)
+        self._set_emissions(self._m_step_emissions(emissions, stats, learn))
+        if "startprob" in learn:
+            sp = _check_prior(self.startprob_prior, "startprob_prior", (K,))
+            starts = em.sequence_starts(offsets)
+            self.startprob_ = em.dirichlet_map(posterior[starts].sum(axis=0), sp,
+                                               self.startprob_)
+        if "transmat" in learn:
+            tp = _check_prior(self.transmat_prior, "transmat_prior", (K, K))
+            within = np.ones(max(X.shape[0] - 1, 0), dtype=bool)
+            bounds = offsets[1:-1]
+            within[bounds[(bounds > 0) & (bounds < X.shape[0])] - 1] = False  # across sequences
+            counts = np.zeros((K, K))
+            np.add.at(counts, (y[:-1][within], y[1:][within]), 1.0)
+            self.transmat_ = em.dirichlet_map(counts, tp, self.transmat_)
+        self.history_ = np.empty(0)
+        self.converged_, self.n_iter_ = True, 0
+        return self
 
     # -- model selection -------------------------------------------------------------
     def _n_parameters(self) -> int:
@@ -420,8 +449,24 @@ class BaseHMM(BaseEstimator):
     def _log_prior_emissions(self, emissions) -> float:
         return 0.0
 
-    def fit(self, X, lengths=None):
-        """Estimate the parameters by EM (Baum-Welch) with ``n_init`` restarts.
+    def fit(self, X, lengths=None, *, y=None):
+        """Estimate the parameters by EM (Baum-Welch) with ``n_init`` restarts, or by
+        counting when the states ``y`` are given.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Observations; several sequences are concatenated.
+        lengths : array-like of int, default None
+            Length of each sequence in ``X`` (None: one sequence).
+        y : array-like of int, shape (n_samples,), default None
+            The state (``0 .. n_components - 1``) of every frame.  Given, the fit is
+            supervised: one M-step with these states as certain posteriors, so the
+            parameters are the counted (maximum a posteriori under the model's
+            priors; maximum likelihood with the default priors) estimates: start and
+            transition frequencies, and per-state emission statistics.  (For
+            ``GMMHMM`` the mixture inside each state gets one EM step from its
+            initialisation.)
 
         Parameters named in ``init_params`` are (re)initialised for every restart;
         the others start from their current values.  Only parameters named in
@@ -432,6 +477,8 @@ class BaseHMM(BaseEstimator):
         self.n_features_in_ = X.shape[1]
         offsets = chain.lengths_to_offsets(len(X), lengths)
         lens = np.diff(offsets)
+        if y is not None:
+            return self._fit_supervised(X, offsets, y)
         names = self._param_names()
         learn = parse_param_names(self.params, names, "params")
         K = int(self.n_components)

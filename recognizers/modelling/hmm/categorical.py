@@ -21,7 +21,7 @@ Layers:
 * :class:`MultiCategoricalHMM`: start, transition and emission parameters over
   integer symbols, with hmmlearn-style attributes; inference via
   :mod:`recognizers.modelling.chain`.  Built from parameters
-  (``MultiCategoricalHMM(startprob, transmat, emissions)``, the supervised
+  (``MultiCategoricalHMM.from_params(startprob, transmat, emissions)``, the supervised
   path) or hmmlearn-style (``MultiCategoricalHMM(n_components=7).fit(X,
   lengths)``: Baum-Welch, thesis 6.15-6.18, with random restarts);
 * :class:`CategoricalHMM`: hmmlearn's single-sensor model (same API).
@@ -41,6 +41,7 @@ import numbers
 
 import numba
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from recognizers.base import NotFittedError
 from recognizers.modelling.em import dirichlet_log_prior
@@ -91,6 +92,15 @@ def _emission_rows_into(sym, log_table, out):
             row = log_table[s, sym[t, s]]
             for j in range(k):
                 o[j] += row[j]
+
+
+def _out_of_range(n_values, allow_missing: bool) -> str:
+    if allow_missing:
+        return ("symbols out of range: sensor s takes 0..%s (the last is 'missing')"
+                % np.asarray(n_values).tolist())
+    return ("symbols out of range: sensor s takes 0..%s; to mark missing readings with "
+            "the symbol n_values[s], pass missing='sentinel'"
+            % (np.asarray(n_values) - 1).tolist())
 
 
 @numba.njit(cache=True)
@@ -272,8 +282,11 @@ class CategoricalEmissions:
         """The symbol of a missing reading, per sensor (= ``n_values``)."""
         return self.n_values
 
-    def check_symbols(self, X) -> np.ndarray:
-        """``X`` as int64 (T, n_sensors), every symbol in range, else ``ValueError``."""
+    def check_symbols(self, X, *, allow_missing: bool = True) -> np.ndarray:
+        """``X`` as int64 (T, n_sensors), every symbol in range, else ``ValueError``.
+
+        ``allow_missing``: the symbol ``n_values[s]`` (a missing reading) is in range.
+        """
         X = np.asarray(X)
         if X.ndim != 2 or X.shape[1] != self.n_sensors:
             raise ValueError("symbols must have shape (T, %d), got %s"
@@ -281,9 +294,8 @@ class CategoricalEmissions:
         if X.size and X.dtype.kind not in "iu":
             raise ValueError("symbols must be integers, got dtype %s" % X.dtype)
         X = np.ascontiguousarray(X, dtype=np.int64)
-        if X.size and not _symbols_in_range(X, self.n_values):
-            raise ValueError("symbols out of range: sensor s takes 0..%s (the last is "
-                             "'missing')" % self.n_values.tolist())
+        if X.size and not _symbols_in_range(X, self.n_values - (not allow_missing)):
+            raise ValueError(_out_of_range(self.n_values, allow_missing))
         return X
 
     def log_likelihood(self, X, out=None) -> np.ndarray:
@@ -398,7 +410,7 @@ class MultiCategoricalHMM(BaseHMM):
 
     * from parameters (the supervised path, :meth:`from_counts`)::
 
-          MultiCategoricalHMM(startprob, transmat, CategoricalEmissions(B, n_values))
+          MultiCategoricalHMM.from_params(startprob, transmat, CategoricalEmissions(B, n_values))
 
     * hmmlearn-style, then learned by Baum-Welch (thesis 6.15-6.18)::
 
@@ -407,14 +419,17 @@ class MultiCategoricalHMM(BaseHMM):
       (``MultiCategoricalHMM(7)`` also works, as ``hmmlearn.hmm.CategoricalHMM(7)``).
 
     Inputs ``X`` are symbols (n_samples, n_sensors) of an integer dtype; sensor
-    ``s`` takes ``0 .. n_values[s] - 1`` and the symbol ``n_values[s]`` means a
-    missing reading (no evidence).  Several sequences are concatenated and
+    ``s`` takes ``0 .. n_values[s] - 1``; with ``missing="sentinel"`` the symbol
+    ``n_values[s]`` means a missing reading (no evidence), otherwise it is an error
+    like any symbol out of range.  Several sequences are concatenated and
     described by ``lengths``.
 
     Hyperparameters (hmmlearn names; see :class:`recognizers.modelling.hmm.base.BaseHMM`)
     ---------------------------------------------------------------------------
-    n_components : number of states (default 1, or taken from the parameters)
+    n_components : number of states (default 1; ``from_params`` takes it from the parameters)
     n_values : (n_sensors,) ints, or None to use ``X.max(axis=0) + 1`` at fit
+    missing : None (default) or "sentinel"; "sentinel": the symbol ``n_values[s]``
+        marks a missing reading of sensor ``s`` (the walker's discretiser writes it)
     startprob_prior, transmat_prior, emissionprob_prior : Dirichlet
         concentrations (1: maximum likelihood; ``1 + c`` adds ``c`` pseudo-counts)
     algorithm, random_state, n_iter, tol, verbose, params ("ste"),
@@ -430,43 +445,19 @@ class MultiCategoricalHMM(BaseHMM):
     """
 
     _emission_names = ("emissionprob",)
-    _not_params = frozenset({"startprob", "transmat", "emissions"})
 
-    def __init__(self, startprob=None, transmat=None, emissions=None, *, n_components=None,
-                 n_values=None, startprob_prior=1.0, transmat_prior=1.0,
-                 emissionprob_prior=1.0, algorithm="viterbi", random_state=None, n_iter=10,
-                 tol=1e-2, verbose=False, params="ste", init_params="ste",
-                 implementation="log", n_init=1):
-        if (transmat is None and emissions is None and startprob is not None
-                and isinstance(startprob, (numbers.Integral, np.integer))
-                and not isinstance(startprob, bool)):
-            if n_components is not None and n_components != startprob:
-                raise ValueError("n_components given twice (%r and %r)" % (startprob,
-                                                                           n_components))
-            n_components, startprob = int(startprob), None
-        given = [a is not None for a in (startprob, transmat, emissions)]
-        if any(given) and not all(given):
-            raise ValueError("pass startprob, transmat and emissions together, or none of "
-                             "them (then n_components=... and fit(X, lengths) learns them)")
-        if all(given):
-            if not isinstance(emissions, CategoricalEmissions):
-                raise TypeError("emissions must be a CategoricalEmissions, got %s"
-                                % type(emissions).__name__)
-            pi = np.ascontiguousarray(startprob, dtype=np.float64)
-            A = np.ascontiguousarray(transmat, dtype=np.float64)
-            K = emissions.n_components
-            if pi.shape != (K,) or A.shape != (K, K):
-                raise ValueError("startprob %s / transmat %s do not match %d states"
-                                 % (pi.shape, A.shape, K))
-            if n_components is not None and n_components != K:
-                raise ValueError("n_components=%r but the parameters have %d states"
-                                 % (n_components, K))
-            n_components = K
-            self.startprob_ = pi
-            self.transmat_ = A
-            self.emissions_ = emissions
-        self.n_components = 1 if n_components is None else n_components
+    _parameter_constraints = {
+        **BaseHMM._parameter_constraints,
+        "missing": [StrOptions({"sentinel"}), None],
+    }
+
+    def __init__(self, n_components=1, *, n_values=None, missing=None, startprob_prior=1.0,
+                 transmat_prior=1.0, emissionprob_prior=1.0, algorithm="viterbi",
+                 random_state=None, n_iter=10, tol=1e-2, verbose=False, params="ste",
+                 init_params="ste", implementation="log", n_init=1):
+        self.n_components = n_components
         self.n_values = n_values
+        self.missing = missing
         self.startprob_prior = startprob_prior
         self.transmat_prior = transmat_prior
         self.emissionprob_prior = emissionprob_prior
@@ -479,6 +470,43 @@ class MultiCategoricalHMM(BaseHMM):
         self.init_params = init_params
         self.implementation = implementation
         self.n_init = n_init
+
+    @classmethod
+    def from_params(cls, startprob, transmat, emissions, **hyperparams):
+        """A model with the given parameters (no fit needed).
+
+        Parameters
+        ----------
+        startprob : array-like of shape (n_components,)
+            Start distribution.
+        transmat : array-like of shape (n_components, n_components)
+            Transition matrix, rows summing to 1.
+        emissions : CategoricalEmissions
+            The emission tables; their state count sets ``n_components``.
+        **hyperparams
+            Other constructor parameters (``algorithm``, ``n_values``, ...).
+
+        Returns
+        -------
+        MultiCategoricalHMM
+        """
+        if not isinstance(emissions, CategoricalEmissions):
+            raise TypeError("emissions must be a CategoricalEmissions, got %s"
+                            % type(emissions).__name__)
+        pi = np.ascontiguousarray(startprob, dtype=np.float64)
+        A = np.ascontiguousarray(transmat, dtype=np.float64)
+        K = emissions.n_components
+        if pi.shape != (K,) or A.shape != (K, K):
+            raise ValueError("startprob %s / transmat %s do not match %d states"
+                             % (pi.shape, A.shape, K))
+        if hyperparams.setdefault("n_components", K) != K:
+            raise ValueError("n_components=%r but the parameters have %d states"
+                             % (hyperparams["n_components"], K))
+        model = cls(**hyperparams)
+        model.startprob_ = pi
+        model.transmat_ = A
+        model.emissions_ = emissions
+        return model
 
     # -- parameters -----------------------------------------------------------------
     @property
@@ -527,7 +555,7 @@ class MultiCategoricalHMM(BaseHMM):
 
     @classmethod
     def from_counts(cls, counts: SupervisedCounts, *, pseudocount: float = 1.0,
-                    transitions: str = "counts", tau: float = 4000.0):
+                    transitions: str = "counts", tau: float = 4000.0, **hyperparams):
         """Supervised estimate with Dirichlet pseudo-counts.
 
         Parameters
@@ -543,6 +571,8 @@ class MultiCategoricalHMM(BaseHMM):
             transitions; the ``"hmm"`` recognizer passes it).
         tau : float, default 4000.0
             Persistence of eq 6.13 (``transitions="persistence"`` only).
+        **hyperparams
+            Constructor parameters of the model (``missing``, ``algorithm``, ...).
 
         The start distribution is ``(starts + pseudocount) / (n_seq + K pseudocount)``
         either way.
@@ -556,7 +586,9 @@ class MultiCategoricalHMM(BaseHMM):
         else:
             raise ValueError("transitions must be 'persistence' or 'counts', got %r"
                              % (transitions,))
-        return cls(pi, A, CategoricalEmissions.from_stats(counts.emission, pseudocount))
+        return cls.from_params(pi, A, CategoricalEmissions.from_stats(counts.emission,
+                                                                      pseudocount),
+                               **hyperparams)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -585,8 +617,9 @@ class MultiCategoricalHMM(BaseHMM):
         return np.ascontiguousarray(X, dtype=np.int64)
 
     def _validate_X(self, X, *, fit: bool) -> np.ndarray:
+        sentinel = self.missing == "sentinel"
         if not fit:
-            return self.emissions_.check_symbols(X)
+            return self.emissions_.check_symbols(X, allow_missing=sentinel)
         X = self._symbols(X)
         if X.shape[0] < 1 or X.shape[1] < 1:
             raise ValueError("fit needs at least one sample of at least one sensor, got shape %s"
@@ -602,9 +635,8 @@ class MultiCategoricalHMM(BaseHMM):
             nv = (X.max(axis=0) + 1).astype(np.int64)
         if nv.shape != (X.shape[1],):
             raise ValueError("X has %d sensors but n_values has %d" % (X.shape[1], nv.size))
-        if np.any(X > nv):
-            raise ValueError("symbols out of range: sensor s takes 0..%s (the last is "
-                             "'missing')" % nv.tolist())
+        if np.any(X > nv - (not sentinel)):
+            raise ValueError(_out_of_range(nv, sentinel))
         self._fit_n_values = nv
         return X
 
@@ -663,7 +695,12 @@ class CategoricalHMM(MultiCategoricalHMM):
     set from the data at ``fit`` (as hmmlearn does).
     """
 
-    _not_params = frozenset()
+
+    _parameter_constraints = {
+        **BaseHMM._parameter_constraints,
+        "n_features": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    }
+    missing = None  # hmmlearn's model: every symbol is a reading
 
     def __init__(self, n_components=1, startprob_prior=1.0, transmat_prior=1.0, *,
                  emissionprob_prior=1.0, n_features=None, algorithm="viterbi",
@@ -703,15 +740,6 @@ class CategoricalHMM(MultiCategoricalHMM):
             raise ValueError("emissionprob_ has %d symbols but n_features=%r"
                              % (B.shape[1], self.n_features))
         self.emissions_ = CategoricalEmissions(B[None], [B.shape[1]])
-
-    def _check_emission_hyperparams(self) -> None:
-        super()._check_emission_hyperparams()
-        if self.n_features is not None and (
-                isinstance(self.n_features, bool)
-                or not isinstance(self.n_features, (numbers.Integral, np.integer))
-                or self.n_features < 1):
-            raise ValueError("n_features must be None or an int >= 1, got %r"
-                             % (self.n_features,))
 
     def _validate_X(self, X, *, fit: bool) -> np.ndarray:
         X = self._symbols(X)

@@ -14,6 +14,11 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from sklearn.utils._param_validation import (
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
+)
 
 from recognizers.modelling.hmm.base import BaseHMM, check_observations, kmeans, parse_param_names
 from recognizers.base import NotFittedError
@@ -29,20 +34,13 @@ from recognizers.modelling.emissions import (
 
 __all__ = ["GaussianHMM", "GMMHMM"]
 
-def _check_cov_type(value) -> None:
-    if value not in COVARIANCE_TYPES:
-        raise ValueError("covariance_type must be one of %s; got %r"
-                         % (", ".join(repr(t) for t in COVARIANCE_TYPES), value))
-
-
-def _check_positive(value, name) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
-        raise ValueError("%s must be a real number > 0, got %r" % (name, value))
-
-
-def _check_nonneg_scalar(value, name) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
-        raise ValueError("%s must be a real number >= 0, got %r" % (name, value))
+# The emission hyperparameters both Gaussian HMMs share (added to BaseHMM's).
+_GAUSSIAN_CONSTRAINTS = {
+    **BaseHMM._parameter_constraints,
+    "covariance_type": [StrOptions(set(COVARIANCE_TYPES))],
+    "min_covar": [Interval(numbers.Real, 0, None, closed="neither")],
+    "means_weight": [Interval(numbers.Real, 0, None, closed="left")],
+}
 
 
 def _data_covariance(X, min_covar) -> np.ndarray:
@@ -60,6 +58,13 @@ def _nearest(X, centres) -> np.ndarray:
 
 
 class _GaussianBase(BaseHMM):
+    def _check_covariance_type(self) -> None:
+        # The layout of the emission arrays depends on it, also for parameters set
+        # by hand without fit (which checks every hyperparameter).
+        validate_parameter_constraints(
+            {"covariance_type": _GAUSSIAN_CONSTRAINTS["covariance_type"]},
+            {"covariance_type": self.covariance_type}, caller_name=type(self).__name__)
+
     def _validate_X(self, X, *, fit: bool) -> np.ndarray:
         D = None
         if not fit or ("means" not in parse_param_names(self.init_params, self._param_names(),
@@ -148,6 +153,11 @@ class GaussianHMM(_GaussianBase):
 
     _emission_names = ("means", "covars")
 
+    _parameter_constraints = {
+        **_GAUSSIAN_CONSTRAINTS,
+        "covars_weight": [Interval(numbers.Real, 0, None, closed="left")],
+    }
+
     def __init__(self, n_components=1, covariance_type="diag", min_covar=1e-3,
                  startprob_prior=1.0, transmat_prior=1.0, means_prior=0, means_weight=0,
                  covars_prior=1e-2, covars_weight=1, algorithm="viterbi", random_state=None,
@@ -172,11 +182,6 @@ class GaussianHMM(_GaussianBase):
         self.implementation = implementation
         self.n_init = n_init
 
-    def _check_emission_hyperparams(self) -> None:
-        _check_cov_type(self.covariance_type)
-        _check_positive(self.min_covar, "min_covar")
-        _check_nonneg_scalar(self.means_weight, "means_weight")
-        _check_nonneg_scalar(self.covars_weight, "covars_weight")
 
     @property
     def covars_(self) -> np.ndarray:
@@ -203,7 +208,7 @@ class GaussianHMM(_GaussianBase):
                              covars_weight=float(self.covars_weight))
 
     def _emissions(self):
-        _check_cov_type(self.covariance_type)
+        self._check_covariance_type()
         means = self.means_
         try:
             cov = self._covars_
@@ -262,6 +267,12 @@ class GMMHMM(_GaussianBase):
 
     _emission_names = ("weights", "means", "covars")
 
+    _parameter_constraints = {
+        **_GAUSSIAN_CONSTRAINTS,
+        "n_mix": [Interval(numbers.Integral, 1, None, closed="left")],
+        "covars_weight": [Interval(numbers.Real, 0, None, closed="left"), None],
+    }
+
     def __init__(self, n_components=1, n_mix=1, min_covar=1e-3, startprob_prior=1.0,
                  transmat_prior=1.0, weights_prior=1.0, means_prior=0.0, means_weight=0.0,
                  covars_prior=None, covars_weight=None, algorithm="viterbi",
@@ -290,14 +301,7 @@ class GMMHMM(_GaussianBase):
         self.n_init = n_init
 
     def _check_emission_hyperparams(self) -> None:
-        _check_cov_type(self.covariance_type)
-        _check_positive(self.min_covar, "min_covar")
-        if isinstance(self.n_mix, bool) or not isinstance(self.n_mix, numbers.Integral) \
-                or self.n_mix < 1:
-            raise ValueError("n_mix must be an int >= 1, got %r" % (self.n_mix,))
-        _check_nonneg_scalar(self.means_weight, "means_weight")
-        if self.covars_weight is not None:
-            _check_nonneg_scalar(self.covars_weight, "covars_weight")
+        # An array-valued prior: beyond what the constraints say.
         w = np.asarray(self.weights_prior, dtype=np.float64)
         if not np.isfinite(w).all() or np.any(w < 0):
             raise ValueError("weights_prior must be finite and >= 0")
@@ -335,7 +339,7 @@ class GMMHMM(_GaussianBase):
         return GMMPrior(weights_prior=self.weights_prior, gaussian=g)
 
     def _emissions(self) -> GMMEmissions:
-        _check_cov_type(self.covariance_type)
+        self._check_covariance_type()
         return GMMEmissions(self.weights_, self.means_, self.covars_, self.covariance_type)
 
     def _set_emissions(self, emissions) -> None:

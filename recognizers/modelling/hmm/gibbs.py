@@ -7,6 +7,7 @@ import numbers
 import warnings
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from recognizers.modelling import chain
 from recognizers.modelling.em import ConvergenceWarning, check_random_state
@@ -31,6 +32,8 @@ class CollapsedGibbsHMM(MultiCategoricalHMM):
     ----------
     n_components : number of states
     n_values : per-sensor symbol counts, or None (from the data)
+    missing : None or "sentinel" (the symbol ``n_values[s]`` marks a missing reading),
+        as in :class:`MultiCategoricalHMM`
     startprob_prior, transmat_prior, emissionprob_prior : Dirichlet
         concentrations (> 0; scalars or arrays)
     self_transition_prior : extra concentration on the diagonal of the
@@ -53,15 +56,15 @@ class CollapsedGibbsHMM(MultiCategoricalHMM):
     converged_, n_iter_ (= n_sweeps)
     """
 
-    _not_params = frozenset()
     params = "ste"
 
-    def __init__(self, n_components=1, *, n_values=None, startprob_prior=1.0,
+    def __init__(self, n_components=1, *, n_values=None, missing=None, startprob_prior=1.0,
                  transmat_prior=1.0, emissionprob_prior=1.0, self_transition_prior=0.0,
                  n_sweeps=500, burn_in=None, thin=1, n_chains=1, rhat_threshold=1.1,
                  algorithm="viterbi", random_state=None, verbose=False):
         self.n_components = n_components
         self.n_values = n_values
+        self.missing = missing
         self.startprob_prior = startprob_prior
         self.transmat_prior = transmat_prior
         self.emissionprob_prior = emissionprob_prior
@@ -75,35 +78,30 @@ class CollapsedGibbsHMM(MultiCategoricalHMM):
         self.random_state = random_state
         self.verbose = verbose
 
+    # Its own table: the Baum-Welch settings of BaseHMM (n_iter, tol, ...) do not apply.
+    _parameter_constraints = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_sweeps": [Interval(numbers.Integral, 1, None, closed="left")],
+        "thin": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_chains": [Interval(numbers.Integral, 1, None, closed="left")],
+        "burn_in": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "algorithm": [StrOptions({"viterbi", "map"})],
+        "self_transition_prior": [Interval(numbers.Real, 0, None, closed="left")],
+        "rhat_threshold": [Interval(numbers.Real, 1, None, closed="left")],
+        "missing": [StrOptions({"sentinel"}), None],
+    }
     init_params = "ste"
     implementation = "log"
 
     def _validate_hyperparams(self) -> None:
-        def pos_int(v, name, low):
-            if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)) \
-                    or v < low:
-                raise ValueError("%s must be an int >= %d, got %r" % (name, low, v))
-        pos_int(self.n_components, "n_components", 1)
-        pos_int(self.n_sweeps, "n_sweeps", 1)
-        pos_int(self.thin, "thin", 1)
-        pos_int(self.n_chains, "n_chains", 1)
-        if self.burn_in is not None:
-            pos_int(self.burn_in, "burn_in", 0)
-            if self.burn_in >= self.n_sweeps:
-                raise ValueError("burn_in (%r) must be smaller than n_sweeps (%r)"
-                                 % (self.burn_in, self.n_sweeps))
-        if self.algorithm not in ("viterbi", "map"):
-            raise ValueError("algorithm must be 'viterbi' or 'map', got %r" % (self.algorithm,))
+        self._validate_params()
+        if self.burn_in is not None and self.burn_in >= self.n_sweeps:
+            raise ValueError("burn_in (%r) must be smaller than n_sweeps (%r)"
+                             % (self.burn_in, self.n_sweeps))
         for name in ("startprob_prior", "transmat_prior", "emissionprob_prior"):
             a = np.asarray(getattr(self, name), dtype=np.float64)
             if not np.isfinite(a).all() or np.any(a <= 0):
                 raise ValueError("%s must be finite and > 0 (a Dirichlet concentration)" % name)
-        k = self.self_transition_prior
-        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not k >= 0:
-            raise ValueError("self_transition_prior must be a real number >= 0, got %r" % (k,))
-        r = self.rhat_threshold
-        if isinstance(r, bool) or not isinstance(r, numbers.Real) or not r >= 1:
-            raise ValueError("rhat_threshold must be a real number >= 1, got %r" % (r,))
         self._check_emission_hyperparams()
 
     def fit(self, X, lengths=None):
