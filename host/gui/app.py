@@ -18,25 +18,26 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from host.errors import UserError
 from host.gui.activity_banner import ActivityBanner
 from host.gui.connection_panel import ConnectionPanel
-from host.gui.controller import MonitorController, recording_filename
-from host.gui.dialogs import guarded, open_error_box
+from host.gui.controller import MonitorController
+from host.gui.dialogs import FAILED, guarded, open_error_box
 from host.gui.display_state import DisplayState
 from host.gui.footprint_view import FootprintView
 from host.gui.live_plots import LivePlots
+from host.gui.menus import MonitorMenus
 from host.gui.model_panel import ModelPanel
 from host.gui.ports import VIRTUAL
 from host.gui.posterior_ribbon import ActivityLegend
 from host.gui.processing import one_line
 from host.gui.recording_panel import RecordingPanel
 from host.gui.replay_panel import ReplayPanel
+from host.gui.session_actions import SessionActions
 from host.gui.settings import default_recordings_folder, open_settings, value
 from host.gui.startup import check_screenshot_path, qt_application
 from host.gui.status_bar import LinkHealthBar
 from host.gui.theme import apply_application_theme
+from host.gui.view_navigation import ViewNavigation
 
-WINDOWS_S = (10.0, 30.0, 60.0, 120.0)
 DEFAULT_SIZE = (1400, 900)
-FAILED = object()  # what MainWindow._guard returns when it showed an error
 SLOW_TICK_MS = 250
 EVENT_TEXT = {
     "connected": "connected to %s",
@@ -56,8 +57,18 @@ def _event_text(ev) -> str:
     return fmt % ev.detail if "%s" in fmt else fmt
 
 
-class MainWindow(QtWidgets.QMainWindow):
-    """The monitor window; see the module docstring."""
+class MainWindow(SessionActions, ViewNavigation, MonitorMenus, QtWidgets.QMainWindow):
+    """The monitor window; see the module docstring.
+
+    The window builds the views, runs the redraw timers, keeps the settings and shows
+    errors; its parts live in their own modules: ``SessionActions`` (connect, model,
+    record, replay), ``ViewNavigation`` (pause, window, scrollbar) and ``MonitorMenus``
+    (menus, shortcuts, help).
+    """
+
+    # PySide6 finds QObject.disconnect before a mixin's method of that name on an
+    # instance; naming it in the class itself makes ours the one called.
+    disconnect = SessionActions.disconnect
 
     def __init__(self, controller: MonitorController | None = None, settings=None,
                  redraw_hz: float = 30.0, restore_layout: bool = True,
@@ -118,38 +129,10 @@ class MainWindow(QtWidgets.QMainWindow):
         vbox.setSpacing(4)
         self.banner = ActivityBanner()
         vbox.addWidget(self.banner)
-        bar = QtWidgets.QHBoxLayout()
-        bar.setSpacing(6)
-        self.pause_button = QtWidgets.QPushButton("❚❚ Pause")
-        self.pause_button.setToolTip("Freeze the view to look back; data keeps arriving "
-                                     "(Space)")
-        self.pause_button.clicked.connect(self.toggle_pause)
-        self.live_button = QtWidgets.QPushButton("▶ Live")
-        self.live_button.setToolTip("Follow the newest data again (End)")
-        self.live_button.clicked.connect(self.go_live)
-        self.window_combo = QtWidgets.QComboBox()
-        for s in WINDOWS_S:
-            self.window_combo.addItem("%d s" % s if s < 60 else "%d min" % (s // 60), s)
-        self.window_combo.setToolTip("Time window of the plots (Ctrl+1 … Ctrl+4)")
-        self.window_combo.currentIndexChanged.connect(self._window_changed)
-        self.view_hint = QtWidgets.QLabel()
-        bar.addWidget(self.pause_button)
-        bar.addWidget(self.live_button)
-        bar.addSpacing(8)
-        bar.addWidget(QtWidgets.QLabel("Window:"))
-        bar.addWidget(self.window_combo)
-        bar.addSpacing(12)
-        bar.addWidget(self.view_hint, 1)
-        vbox.addLayout(bar)
+        vbox.addLayout(self._build_view_bar())
         self.plots = LivePlots(theme=self.theme)
-        self.plots.sigPaused.connect(self._user_paused)
-        self.plots.ribbon_plot.vb.sigXRangeChanged.connect(self._x_range_changed)
         vbox.addWidget(self.plots, 1)
-        self.scrollbar = QtWidgets.QScrollBar(QtCore.Qt.Orientation.Horizontal)
-        self.scrollbar.setToolTip("Scroll back through the history (paused)")
-        self.scrollbar.valueChanged.connect(self._scrolled)
-        self.scrollbar.setVisible(False)
-        vbox.addWidget(self.scrollbar)
+        vbox.addWidget(self._build_scrollbar())
         self.setCentralWidget(central)
 
         # Left: the session panels.
@@ -212,82 +195,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.health_bar = LinkHealthBar()
         self.statusBar().addPermanentWidget(self.health_bar, 1)
         self.statusBar().setSizeGripEnabled(True)
-
-    def _action(self, text: str, shortcut, slot, tip: str = "", menu=None,
-                checkable: bool = False) -> QtGui.QAction:
-        act = QtGui.QAction(text, self)
-        if shortcut:
-            seqs = shortcut if isinstance(shortcut, (list, tuple)) else [shortcut]
-            act.setShortcuts([QtGui.QKeySequence(s) for s in seqs])
-        act.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
-        if tip:
-            act.setStatusTip(tip)
-            act.setToolTip(tip)
-        act.setCheckable(checkable)
-        act.triggered.connect(lambda *_: slot())
-        self.addAction(act)
-        if menu is not None:
-            menu.addAction(act)
-        return act
-
-    def _build_actions(self) -> None:
-        mb = self.menuBar()
-        file_menu = mb.addMenu("&File")
-        walker_menu = mb.addMenu("&Walker")
-        view_menu = mb.addMenu("&View")
-        help_menu = mb.addMenu("&Help")
-        a = self.actions_by_name = {}
-        a["open"] = self._action("&Open recording…", "Ctrl+O", self.open_recording_dialog,
-                                 "Replay a recording through the live views", file_menu)
-        a["model"] = self._action("Load &model…", "Ctrl+M", self.load_model_dialog,
-                                  "Choose a saved recognizer to run live", file_menu)
-        a["unload"] = self._action("&Unload model", "Ctrl+Shift+M", self.unload_model,
-                                   "Stop recognising", file_menu)
-        a["workbench"] = self._action("Training &workbench…", "Ctrl+B", self.open_workbench,
-                                      "Train and evaluate recognizers; models opened "
-                                      "there load here", file_menu)
-        file_menu.addSeparator()
-        a["quit"] = self._action("&Quit", "Ctrl+Q", self.close, "", file_menu)
-        a["connect"] = self._action("&Connect / disconnect", "Ctrl+K", self.toggle_connection,
-                                    "Connect to the selected walker, or disconnect",
-                                    walker_menu)
-        a["refresh"] = self._action("&Refresh ports", "F5",
-                                    lambda: self.connection_panel.refresh_ports(),
-                                    "Look for serial ports again", walker_menu)
-        walker_menu.addSeparator()
-        cal_menu = walker_menu.addMenu("&Calibrate")
-        for proc, text in (("load", "&Load cells…"), ("accel", "&Accelerometer…"),
-                           ("encoder", "Wheel &encoder…")):
-            a["calibrate_" + proc] = self._action(
-                text, None, lambda proc=proc: self.open_calibration(proc),
-                "Calibrate the connected walker step by step (the virtual walker: on a "
-                "calibration bench)", cal_menu)
-        walker_menu.addSeparator()
-        a["record"] = self._action("Start / stop &recording", "Ctrl+R",
-                                   self.toggle_recording, "Record the walker to a file",
-                                   walker_menu)
-        a["pause"] = self._action("&Pause / resume", "Space", self.toggle_pause,
-                                  "Freeze the view (data keeps arriving)", view_menu)
-        a["live"] = self._action("Go &live", "End", self.go_live,
-                                 "Follow the newest data", view_menu)
-        view_menu.addSeparator()
-        for i, s in enumerate(WINDOWS_S):
-            a["window%d" % (i + 1)] = self._action(
-                "Window %s" % self.window_combo.itemText(i), "Ctrl+%d" % (i + 1),
-                lambda i=i: self.window_combo.setCurrentIndex(i), "", view_menu)
-        view_menu.addSeparator()
-        a["slower"] = self._action("Replay slower", "[",
-                                   lambda: self.replay_panel.step_speed(-1), "", view_menu)
-        a["faster"] = self._action("Replay faster", "]",
-                                   lambda: self.replay_panel.step_speed(+1), "", view_menu)
-        view_menu.addSeparator()
-        for dock in (self.session_dock, self.footprint_dock, self.legend_dock):
-            view_menu.addAction(dock.toggleViewAction())
-        a["reset_layout"] = self._action("Reset &layout", None, self.reset_layout, "",
-                                         view_menu)
-        a["help"] = self._action("&Keyboard shortcuts", "F1", self.show_shortcuts, "",
-                                 help_menu)
-        a["about"] = self._action("&About WalkerLab", None, self.show_about, "", help_menu)
 
     # ---- settings -------------------------------------------------------------------
     def _restore(self, restore_layout: bool) -> None:
@@ -365,333 +272,6 @@ class MainWindow(QtWidgets.QMainWindow):
     def _guard(self, title: str, fn, *args):
         """Run fn; a user error becomes a dialog. Returns fn's result, or FAILED."""
         return guarded(self.show_error, title, fn, *args, failed=FAILED)
-
-    # ---- connection -----------------------------------------------------------------
-    def toggle_connection(self) -> None:
-        if self.controller.connected:
-            self.disconnect()
-        else:
-            self.connect_to(self.connection_panel.selected_port() or VIRTUAL)
-
-    def connect_to(self, port: str | None = None) -> bool:
-        port = port or VIRTUAL
-        if port != VIRTUAL and self.connection_panel.port_combo.findData(port) < 0:
-            self.connection_panel.select_port(port)
-        if self._guard("Cannot connect", self.controller.connect, port) is FAILED:
-            self._update_mode_widgets()
-            return False
-        self._new_session()
-        label = "the virtual walker" if port == VIRTUAL else port
-        self.connection_panel.add_event("connecting to %s" % label)
-        self.statusBar().showMessage("Connected to %s" % label, 4000)
-        self._update_mode_widgets()
-        return True
-
-    def disconnect(self) -> None:
-        was = self.controller.mode
-        recording = self.controller.recording is not None
-        self.controller.disconnect()
-        if recording:
-            self.recording_panel.set_message("Saving…")
-        if was != "idle":
-            self.connection_panel.add_event("replay closed" if was == "replay"
-                                            else "disconnected")
-        self._update_mode_widgets()
-
-    def _new_session(self) -> None:
-        self.state.clear()
-        self.plots.resume()
-        self._latencies.clear()
-        self.scrollbar.setVisible(False)
-
-    # ---- model ----------------------------------------------------------------------
-    def load_model_dialog(self) -> None:
-        start = self.controller.model_path or value(self.settings, "model/path", "", str)
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(
-            self, "Load a recognizer", os.path.dirname(start) if start else "",
-            "WalkerLab models (*.npz);;All files (*)")
-        if path:
-            self.load_model(path)
-
-    def _busy(self, fn, *args):
-        QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.CursorShape.WaitCursor)
-        try:
-            return fn(*args)
-        finally:
-            QtWidgets.QApplication.restoreOverrideCursor()
-
-    def load_model(self, path: str, remember: bool = True) -> bool:
-        recognizer = self._busy(self._guard, "Cannot load model", self.controller.load_model,
-                                path)
-        if recognizer is FAILED:
-            return False
-        self.model_panel.set_model(path, recognizer)
-        self.statusBar().showMessage("Model %s loaded" % os.path.basename(path), 4000)
-        if self.persist and remember:
-            self.settings.setValue("model/path", path)
-        return True
-
-    calibration_speed = 1.0  # a virtual bench walker's device seconds per real second
-
-    def open_calibration(self, procedure: str):
-        """The calibration wizard for the connected walker: the monitor lets go of the
-        port while it runs and connects again when it is closed. A virtual walker (or
-        none) is calibrated on a calibration bench."""
-        from host.calibrate import CalibrationStore
-        from host.gui.calibration_wizard import CalibrationWizard
-
-        port = self.controller.port if self.controller.mode == "live" else ""
-        if self.controller.recording is not None:
-            self.statusBar().showMessage("Stop the recording before calibrating", 6000)
-            return None
-        self.disconnect()
-        bench, technician = None, None
-        if not port or port == VIRTUAL:
-            from host.virtual_port import bench_walker
-
-            bench, technician, _ = bench_walker(0, speed=self.calibration_speed)
-            path = bench.start()
-        else:
-            path = port
-        wizard = CalibrationWizard(procedure, path, CalibrationStore(), technician,
-                                   parent=self)
-
-        def finished(*_):
-            if bench is not None:
-                bench.stop()
-            if port:
-                self.connect_to(port)
-
-        wizard.finished.connect(finished)
-        self.calibration_wizard = wizard
-        wizard.open()
-        wizard.start()
-        return wizard
-
-    def open_workbench(self):
-        """The training and evaluation workbench, loading its models into this monitor."""
-        if self.workbench_opener is None:
-            self.statusBar().showMessage("The workbench is not available in this window; "
-                                         "run `walkerlab workbench`", 6000)
-            return None
-        bench = getattr(self, "workbench", None)
-        if bench is None or not bench.isVisible():
-            self.workbench = bench = self.workbench_opener(monitor=self)
-        bench.raise_()
-        bench.activateWindow()
-        return bench
-
-    def set_learning(self, on: bool) -> None:
-        self.controller.set_learning(on)
-        self.statusBar().showMessage(
-            "Learning from live data" if self.controller.learning else "Recognising only", 4000)
-
-    def save_model_dialog(self) -> None:
-        start = self.controller.model_path or ""
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(
-            self, "Save the model", start, "WalkerLab models (*.npz)")
-        if path:
-            self.save_model(path)
-
-    def save_model(self, path: str) -> bool:
-        saved = self._guard("Cannot save model", self.controller.save_model, path)
-        if saved is FAILED:
-            return False
-        self.model_panel.set_model(saved, self.controller.recognizer)
-        self.model_panel.learn_check.setChecked(self.controller.learning)
-        self.statusBar().showMessage("Model saved to %s" % saved, 4000)
-        return True
-
-    def unload_model(self) -> None:
-        self.controller.clear_model()
-        self.model_panel.set_model(None, None)
-
-    # ---- recording ------------------------------------------------------------------
-    def toggle_recording(self) -> None:
-        if self.controller.recording is not None:
-            self.stop_recording()
-        else:
-            self.start_recording()
-
-    def start_recording(self, path: str | None = None) -> str | None:
-        if self.controller.mode != "live":
-            self.show_error("Cannot record", "connect a walker before recording"
-                            if self.controller.mode == "idle"
-                            else "a replay cannot be recorded; close it and connect a walker")
-            return None
-        folder = self.recording_panel.folder.text().strip() or default_recordings_folder()
-        path = path or recording_filename(folder, self.recording_panel.subject_id())
-        out = self._guard("Cannot record", self.controller.start_recording, path,
-                          self.recording_panel.subject_id(),
-                          self.recording_panel.notes_text())
-        if out is FAILED:
-            return None
-        if out:
-            self.connection_panel.add_event("recording to %s" % os.path.basename(out))
-            self._update_recording()
-        return out
-
-    def stop_recording(self) -> str | None:
-        path = self.controller.stop_recording()
-        if path:
-            self.recording_panel.set_recording(None)
-            self.recording_panel.set_message("Saving %s…" % os.path.basename(path))
-        return path
-
-    def _browse_folder(self) -> None:
-        folder = QtWidgets.QFileDialog.getExistingDirectory(
-            self, "Folder for recordings", self.recording_panel.folder.text())
-        if folder:
-            self.recording_panel.folder.setText(folder)
-
-    # ---- replay ---------------------------------------------------------------------
-    def open_recording_dialog(self) -> None:
-        folder = self.recording_panel.folder.text()
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(
-            self, "Replay a recording", folder if os.path.isdir(folder) else "",
-            "WalkerLab recordings (*.h5 *.hdf5);;All files (*)")
-        if path:
-            self.open_replay(path)
-
-    def open_replay(self, path: str, speed: float | None = None) -> bool:
-        if speed is None:
-            speed = self.replay_panel.speed_value()
-        elif speed > 0:  # 0 (as fast as possible, for tests) has no entry in the list
-            self.replay_panel.speed.blockSignals(True)
-            self.replay_panel.set_speed(speed)
-            self.replay_panel.speed.blockSignals(False)
-        if self._busy(self._guard, "Cannot open recording", self.controller.open_replay,
-                      path, speed) is FAILED:
-            return False
-        self._new_session()
-        self.connection_panel.add_event("replaying %s" % os.path.basename(path))
-        self._update_mode_widgets()
-        return True
-
-    def set_replay_speed(self, speed: float) -> None:
-        self.controller.set_replay_speed(speed)
-
-    def toggle_replay_pause(self) -> None:
-        r = self.controller.replay
-        if r is None:
-            return
-        if r.paused:
-            self.controller.set_replay_paused(False)
-            self.go_live()
-        else:
-            self.controller.set_replay_paused(True)
-            self.pause()
-
-    # ---- view: pause, scroll, window ------------------------------------------------
-    @property
-    def paused(self) -> bool:
-        return not self.plots.live
-
-    def toggle_pause(self) -> None:
-        if self.controller.mode == "replay":
-            self.toggle_replay_pause()
-        elif self.paused:
-            self.go_live()
-        else:
-            self.pause()
-
-    def _user_paused(self) -> None:
-        """The user dragged or zoomed a plot while it followed the data."""
-        if not self.paused:
-            self.toggle_pause()  # a replay pauses too, like scrubbing a video
-
-    def pause(self) -> None:
-        if self.paused:
-            return
-        self.plots.pause(self.state)
-        span = self.plots.history_span()
-        if span is not None:
-            self._update_scrollbar()
-            self.scrollbar.setVisible(True)
-        self._update_view_widgets(self.display_state_name())
-
-    def go_live(self) -> None:
-        if self.controller.replay is not None and self.controller.replay.paused:
-            self.controller.set_replay_paused(False)
-        self.plots.resume()
-        self.scrollbar.setVisible(False)
-        self._update_view_widgets(self.display_state_name())
-
-    def _window_changed(self, i: int) -> None:
-        seconds = float(self.window_combo.itemData(i))
-        self.plots.set_window(seconds)
-
-    def _update_scrollbar(self) -> None:
-        span = self.plots.history_span()
-        if span is None:
-            return
-        x0, x1 = self.plots.x_range()
-        page = max(1, int((x1 - x0) * 1000))
-        lo = int(span[0] * 1000)
-        hi = max(lo, int(span[1] * 1000) - page)
-        sb = self.scrollbar
-        sb.blockSignals(True)
-        sb.setRange(lo, hi)
-        sb.setPageStep(page)
-        sb.setSingleStep(max(1, page // 10))
-        sb.setValue(int(x0 * 1000))
-        sb.blockSignals(False)
-
-    def _scrolled(self, v: int) -> None:
-        if not self.paused:
-            return
-        x0, x1 = self.plots.x_range()
-        start = v / 1000.0
-        self.plots.set_x_range(start, start + (x1 - x0))
-
-    def _x_range_changed(self, *_) -> None:
-        if self.paused and self.scrollbar.isVisible():
-            self._update_scrollbar()
-
-    def _update_view_widgets(self, state: str | None = None) -> None:
-        paused = self.paused
-        self.pause_button.setText("▶ Resume" if paused else "❚❚ Pause")
-        self.live_button.setEnabled(paused)
-        if paused:
-            replay = self.controller.replay
-            if replay is not None:
-                more = ("replay paused" if replay.paused else "the replay goes on")
-            else:
-                more = "data keep arriving and recording continues"
-            self.view_hint.setText("<b>Paused</b> — %s. Drag or scroll to look back; "
-                                   "Space or End to go live." % more)
-        elif state in ("reconnecting", "stalled"):
-            self.view_hint.setText("<span style='color:%s'><b>%s</b></span>" % (
-                self.theme.bad if state == "reconnecting" else self.theme.warn,
-                "Connection to the walker lost — reconnecting automatically…"
-                if state == "reconnecting" else
-                "No data from the walker — waiting for it…"))
-        else:
-            self.view_hint.setText("")
-
-    # ---- help -----------------------------------------------------------------------
-    def show_shortcuts(self) -> None:
-        rows = []
-        for key in ("connect", "record", "pause", "live", "open", "model", "unload",
-                    "workbench", "window1", "window2", "window3", "window4", "slower", "faster",
-                    "refresh", "help", "quit"):
-            act = self.actions_by_name[key]
-            rows.append("<tr><td><b>%s</b></td><td>&nbsp;&nbsp;%s</td></tr>" % (
-                act.shortcut().toString(QtGui.QKeySequence.SequenceFormat.NativeText),
-                act.text().replace("&", "").rstrip("…")))
-        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.NoIcon, "Keyboard shortcuts",
-                                    "<table>%s</table>" % "".join(rows),
-                                    QtWidgets.QMessageBox.StandardButton.Close, self)
-        box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
-
-    def show_about(self) -> None:
-        from host.recording.writer import walkerlab_version
-
-        QtWidgets.QMessageBox.about(
-            self, "About WalkerLab",
-            "<b>WalkerLab</b> %s<br>Live monitor for instrumented rolling walkers."
-            % walkerlab_version())
 
     # ---- the timers -----------------------------------------------------------------
     def tick(self) -> None:

@@ -7,6 +7,8 @@ from PySide6 import QtCore, QtWidgets
 from host.errors import user_errors
 from host.gui.processing import one_line
 
+FAILED = object()  # what the monitor asks ``guarded`` to return when it showed an error
+
 
 def open_error_box(window: QtWidgets.QWidget, title: str, message: str) -> bool:
     """Open a window-modal, non-blocking warning box, unless the window shows one already.
