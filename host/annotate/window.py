@@ -21,205 +21,34 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from host.annotate import labels as L
 from host.annotate.agreement import agreement
 from host.annotate.labels import PRESETS, LabelSet, label_set_from_text
-from host.annotate.session import AnnotationSession, EditTrack
+from host.annotate.session import AnnotationSession
+from host.annotate.shortcuts import KeyboardShortcuts
+from host.annotate.sync_panel import SyncPanel
+from host.annotate.track_editing import TrackEditing
+from host.annotate.track_view import LabelViewBox, TimeViewBox, TrackItem
+from host.annotate.video_view import SPEEDS, VideoView
 from host.errors import UserError
 from host.gui.theme import DARK, LIGHT, activity_name, class_color, system_prefers_dark
 
-SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
 AUTOSAVE_MS = 1000
 TICK_MS = 15
 VIEW_SPAN_S = 30.0
-DRAG_TOLERANCE_PX = 6
 AUTO_FLASH_MAX_FRAMES = 6000  # search short videos for flashes on open
 CUSTOM_SET = "Custom..."
 
 
-# ---- undo ------------------------------------------------------------------------------
-class TrackEdit(QtGui.QUndoCommand):
-    """Every label edit: the track's segments before and after (one mechanism)."""
+class AnnotatorWindow(TrackEditing, SyncPanel, KeyboardShortcuts, QtWidgets.QMainWindow):
+    """The annotator window over one ``AnnotationSession``; see the module docstring.
 
-    def __init__(self, window, track: str, before, after, text: str) -> None:
-        super().__init__(text)
-        self.window, self.track, self.before, self.after = window, track, before, after
+    The window lays out the videos, the plots and the side tabs, moves the cursor and
+    plays; its parts live in their own modules: ``TrackEditing`` (label edits and
+    tracks, undoable), ``SyncPanel`` (the Sync tab) and ``KeyboardShortcuts`` (what each
+    key does), with the plot items in ``track_view`` and the video pane in
+    ``video_view``.
+    """
 
-    def redo(self) -> None:
-        self.window._apply_segments(self.track, self.after)
-
-    def undo(self) -> None:
-        self.window._apply_segments(self.track, self.before)
-
-
-class TrackAdd(QtGui.QUndoCommand):
-    def __init__(self, window, track: EditTrack, text: str) -> None:
-        super().__init__(text)
-        self.window, self.track = window, track
-
-    def redo(self) -> None:
-        self.window.session.add_track(EditTrack(**vars(self.track)))
-        self.window._tracks_changed(self.track.name)
-
-    def undo(self) -> None:
-        self.window.session.remove_track(self.track.name)
-        self.window._tracks_changed()
-
-
-# ---- widgets ----------------------------------------------------------------------------
-class VideoView(QtWidgets.QLabel):
-    """One video frame, scaled to fit, with a caption."""
-
-    def __init__(self, title: str) -> None:
-        super().__init__()
-        self.title = title
-        self.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
-        self.setMinimumSize(240, 180)
-        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
-                           QtWidgets.QSizePolicy.Policy.Expanding)
-        self.setStyleSheet("background: #111; color: #ccc;")
-        self._image = None
-
-    def show_frame(self, rgb: np.ndarray | None) -> None:
-        if rgb is None:
-            self._image = None
-            self.setText("%s: outside the video" % self.title)
-            return
-        rgb = np.ascontiguousarray(rgb)
-        h, w, _ = rgb.shape
-        self._image = (QtGui.QImage(rgb.data, w, h, 3 * w, QtGui.QImage.Format.Format_RGB888)
-                       .copy())
-        self._rescale()
-
-    def _rescale(self) -> None:
-        if self._image is not None:
-            self.setPixmap(QtGui.QPixmap.fromImage(self._image).scaled(
-                self.size(), QtCore.Qt.AspectRatioMode.KeepAspectRatio,
-                QtCore.Qt.TransformationMode.SmoothTransformation))
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._rescale()
-
-
-class TrackItem(pg.GraphicsObject):
-    """The label tracks as rows of coloured segments; the active row is outlined."""
-
-    def __init__(self, window) -> None:
-        super().__init__()
-        self.window = window
-        self._bounds = QtCore.QRectF(0, 0, 1, 1)
-
-    def boundingRect(self) -> QtCore.QRectF:
-        return self._bounds
-
-    def refresh(self) -> None:
-        self.prepareGeometryChange()
-        w = self.window
-        n = max(1, len(w.track_order))
-        self._bounds = QtCore.QRectF(w.session.start_s, 0, w.session.end_s - w.session.start_s,
-                                     n)
-        self.update()
-
-    def paint(self, p: QtGui.QPainter, *args) -> None:
-        w = self.window
-        view = self.getViewBox()
-        x0, x1 = (view.viewRange()[0] if view is not None
-                  else (w.session.start_s, w.session.end_s))
-        p.setPen(QtCore.Qt.PenStyle.NoPen)
-        to_device = p.transform()
-        names = []  # (device rect, code): written after the rects, in pixels
-        for row, name in enumerate(w.track_order):
-            track = w.session.tracks[name]
-            y = len(w.track_order) - 1 - row
-            for a, b, c in track.segments:
-                if b < x0 or a > x1:
-                    continue
-                p.setBrush(QtGui.QColor(class_color(c)))
-                rect = QtCore.QRectF(a, y + 0.1, b - a, 0.8)
-                p.drawRect(rect)
-                device = to_device.mapRect(rect)
-                if device.width() > 8 * len(c) + 6:
-                    names.append((device, c))
-            if name == w.active_track:
-                pen = QtGui.QPen(QtGui.QColor(w.theme.foreground))
-                pen.setCosmetic(True)
-                pen.setWidth(2)
-                p.setPen(pen)
-                p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
-                p.drawRect(QtCore.QRectF(x0, y + 0.05, x1 - x0, 0.9))
-                p.setPen(QtCore.Qt.PenStyle.NoPen)
-                if w.pending is not None:
-                    act, t0 = w.pending
-                    a, b = sorted((t0, w.cursor))
-                    col = QtGui.QColor(class_color(act))
-                    p.setBrush(QtGui.QBrush(col, QtCore.Qt.BrushStyle.BDiagPattern))
-                    p.drawRect(QtCore.QRectF(a, y + 0.1, max(b - a, 1e-3), 0.8))
-        if w.drag_preview is not None:
-            pen = QtGui.QPen(QtGui.QColor(w.theme.foreground))
-            pen.setCosmetic(True)
-            pen.setStyle(QtCore.Qt.PenStyle.DashLine)
-            p.setPen(pen)
-            t = w.drag_preview[1]
-            p.drawLine(QtCore.QPointF(t, 0), QtCore.QPointF(t, len(w.track_order)))
-        p.save()
-        p.resetTransform()
-        p.setPen(QtGui.QColor("#101010"))
-        for device, code in names:
-            p.drawText(device, QtCore.Qt.AlignmentFlag.AlignCenter, code)
-        p.restore()
-
-
-class LabelViewBox(pg.ViewBox):
-    """Clicks move the cursor; dragging near a boundary of the active track moves it."""
-
-    def __init__(self, window) -> None:
-        super().__init__()
-        self.window = window
-        self._drag_from = None
-
-    def mouseClickEvent(self, ev) -> None:
-        if ev.button() == QtCore.Qt.MouseButton.LeftButton:
-            self.window.set_cursor(self.mapSceneToView(ev.scenePos()).x())
-            ev.accept()
-        else:
-            super().mouseClickEvent(ev)
-
-    def mouseDragEvent(self, ev, axis=None) -> None:
-        if ev.button() != QtCore.Qt.MouseButton.LeftButton:
-            return super().mouseDragEvent(ev, axis)
-        t = self.mapSceneToView(ev.scenePos()).x()
-        if ev.isStart():
-            t0 = self.mapSceneToView(ev.buttonDownScenePos()).x()
-            px = self.viewPixelSize()[0]
-            self._drag_from = self.window.boundary_near(t0, DRAG_TOLERANCE_PX * px)
-        if self._drag_from is None:
-            return super().mouseDragEvent(ev, axis)
-        ev.accept()
-        if ev.isFinish():
-            self.window.move_boundary(self._drag_from, t)
-            self._drag_from = None
-            self.window.drag_preview = None
-        else:
-            self.window.drag_preview = (self._drag_from, t)
-        self.window.refresh_tracks()
-
-
-class TimeViewBox(pg.ViewBox):
-    def __init__(self, window) -> None:
-        super().__init__()
-        self.window = window
-
-    def mouseClickEvent(self, ev) -> None:
-        if ev.button() == QtCore.Qt.MouseButton.LeftButton:
-            self.window.set_cursor(self.mapSceneToView(ev.scenePos()).x())
-            ev.accept()
-        else:
-            super().mouseClickEvent(ev)
-
-
-# ---- the window -------------------------------------------------------------------------
-class AnnotatorWindow(QtWidgets.QMainWindow):
     def __init__(self, session: AnnotationSession, label_set: LabelSet | None = None,
                  annotator: str = "", autosave_ms: int = AUTOSAVE_MS) -> None:
         super().__init__()
@@ -392,40 +221,7 @@ class AnnotatorWindow(QtWidgets.QMainWindow):
             buttons.addWidget(b)
         fl.addLayout(buttons)
         tabs.addTab(lab, "Labels")
-        # Sync tab.
-        syn = QtWidgets.QWidget()
-        fs = QtWidgets.QVBoxLayout(syn)
-        self.video_box = QtWidgets.QComboBox()
-        self.video_box.addItems([v.name for v in self.session.videos])
-        self.video_box.currentIndexChanged.connect(lambda *_: self._refresh_sync())
-        fs.addWidget(self.video_box)
-        self.tap_table = QtWidgets.QTableWidget(0, 4)
-        self.tap_table.setHorizontalHeaderLabels(["tap (s)", "proposed", "anchor", "resid. ms"])
-        self.tap_table.horizontalHeader().setSectionResizeMode(
-            QtWidgets.QHeaderView.ResizeMode.Stretch)
-        self.tap_table.verticalHeader().setVisible(False)
-        self.tap_table.setSelectionBehavior(
-            QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
-        self.tap_table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.tap_table.cellDoubleClicked.connect(lambda r, c: self.go_to_tap(r))
-        fs.addWidget(self.tap_table, 1)
-        grid = QtWidgets.QGridLayout()
-        actions = (("Go to tap", lambda: self.go_to_tap(self._selected_tap())),
-                   ("Go to proposed frame", lambda: self.go_to_proposed(self._selected_tap())),
-                   ("Anchor to this frame (A)", lambda: self.anchor_here()),
-                   ("Remove anchor", lambda: self.remove_anchor()),
-                   ("Accept all proposed", lambda: self.accept_proposals()),
-                   ("Find flashes", lambda: self.find_flashes()))
-        for i, (text, fn) in enumerate(actions):
-            b = QtWidgets.QPushButton(text)
-            b.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
-            b.clicked.connect(fn)
-            grid.addWidget(b, i // 2, i % 2)
-        fs.addLayout(grid)
-        self.fit_label = QtWidgets.QLabel()
-        self.fit_label.setWordWrap(True)
-        fs.addWidget(self.fit_label)
-        tabs.addTab(syn, "Sync")
+        tabs.addTab(self._build_sync_tab(), "Sync")
         # Agreement tab.
         agr = QtWidgets.QWidget()
         fa = QtWidgets.QFormLayout(agr)
@@ -574,7 +370,7 @@ class AnnotatorWindow(QtWidgets.QMainWindow):
         if self.cursor >= self.session.end_s:
             self.toggle_play()
 
-    # ---- keyboard ------------------------------------------------------------------
+    # ---- keyboard (what each key does: KeyboardShortcuts.handle_key) ---------------
     def eventFilter(self, obj, event) -> bool:
         if (event.type() == QtCore.QEvent.Type.KeyPress and self.isActiveWindow()
                 and isinstance(obj, QtWidgets.QWidget) and obj.window() is self
@@ -586,221 +382,7 @@ class AnnotatorWindow(QtWidgets.QMainWindow):
         if not self.handle_key(event):
             super().keyPressEvent(event)
 
-    def handle_key(self, event) -> bool:
-        key = event.key()
-        mods = event.modifiers()
-        K = QtCore.Qt.Key
-        ctrl = bool(mods & QtCore.Qt.KeyboardModifier.ControlModifier)
-        shift = bool(mods & QtCore.Qt.KeyboardModifier.ShiftModifier)
-        if ctrl:
-            if key == K.Key_Z:
-                (self.undo_stack.redo if shift else self.undo_stack.undo)()
-                return True
-            if key == K.Key_Y:
-                self.undo_stack.redo()
-                return True
-            if key == K.Key_S:
-                self.save()
-                return True
-            return False
-        text = event.text().upper()
-        if text and text in self.label_set.keys:
-            self.activity_key(self.label_set.keys[text])
-            return True
-        if key == K.Key_Space:
-            self.toggle_play()
-        elif key in (K.Key_Left, K.Key_Right):
-            sign = 1 if key == K.Key_Right else -1
-            if shift:
-                self.set_cursor(self.cursor + sign)
-            else:
-                self.step_frame(sign)
-        elif key == K.Key_Escape:
-            self.pending = None
-            self.refresh_tracks()
-        elif key in (K.Key_Delete, K.Key_Backspace):
-            self.erase_at_cursor()
-        elif key == K.Key_S:
-            self.split_at_cursor()
-        elif key == K.Key_M:
-            self.merge_at_cursor()
-        elif key == K.Key_A:
-            self.anchor_here()
-        elif key == K.Key_BracketLeft:
-            i = SPEEDS.index(self.speed) if self.speed in SPEEDS else 2
-            self.set_speed(SPEEDS[max(i - 1, 0)])
-        elif key == K.Key_BracketRight:
-            i = SPEEDS.index(self.speed) if self.speed in SPEEDS else 2
-            self.set_speed(SPEEDS[min(i + 1, len(SPEEDS) - 1)])
-        else:
-            return False
-        return True
-
-    # ---- label edits (all through the undo stack) ---------------------------------
-    def _editable(self) -> EditTrack | None:
-        if self.active_track is None:
-            self.new_track()
-        track = self.session.tracks.get(self.active_track)
-        if track is None or track.read_only:
-            self.status.showMessage("track %r is read-only: copy it to edit (Copy track)"
-                                    % self.active_track, 5000)
-            return None
-        return track
-
-    def edit(self, after, text: str) -> bool:
-        track = self._editable()
-        if track is None:
-            return False
-        after = self.session.grid.snap_segments(after)
-        if after == track.segments:
-            return False
-        self.undo_stack.push(TrackEdit(self, track.name, list(track.segments), after, text))
-        return True
-
-    def _apply_segments(self, name: str, segments) -> None:
-        self.session.set_segments(name, segments)
-        self.refresh_tracks()
-        self._autosave.start()
-
-    def activity_key(self, code: str) -> None:
-        """Start a segment at the cursor, or close the open one there."""
-        if self._editable() is None:
-            return
-        t = self.session.grid.snap(self.cursor)
-        if self.pending is not None:
-            act, t0 = self.pending
-            self.pending = None
-            self.edit(L.paint(self.session.tracks[self.active_track].segments, t0, t, act),
-                      "label %s" % act)
-            if code == act:
-                self.refresh_tracks()
-                return
-        self.pending = (code, t)
-        self.refresh_tracks()
-        self.time_label.setText(self._time_text())
-
-    def erase_at_cursor(self) -> None:
-        track = self._editable()
-        if track is None:
-            return
-        i = L.index_at(track.segments, self.cursor)
-        if i >= 0:
-            a, b, _ = track.segments[i]
-            self.edit(L.erase(track.segments, a, b), "delete segment")
-
-    def split_at_cursor(self) -> None:
-        track = self._editable()
-        if track is not None:
-            self.edit(L.split(track.segments, self.session.grid.snap(self.cursor)), "split")
-
-    def merge_at_cursor(self) -> None:
-        track = self._editable()
-        if track is not None:
-            self.edit(L.merge(track.segments, self.cursor), "merge")
-
-    def boundary_near(self, t: float, tolerance: float) -> float | None:
-        track = self.session.tracks.get(self.active_track)
-        if track is None or track.read_only:
-            return None
-        return L.nearest_boundary(track.segments, t, tolerance)
-
-    def move_boundary(self, old: float, new: float) -> None:
-        track = self._editable()
-        if track is not None:
-            self.edit(L.move_boundary(track.segments, old, self.session.grid.snap(new)),
-                      "move boundary")
-
-    # ---- tracks -------------------------------------------------------------------
-    def _unique_name(self, base: str) -> str:
-        name, n = base, 2
-        while name in self.session.tracks:
-            name, n = "%s-%d" % (base, n), n + 1
-        return name
-
-    def new_track(self, name: str | None = None, annotator: str | None = None) -> str:
-        name = self._unique_name(name or self.annotator)
-        track = EditTrack(name, [], annotator or self.annotator, "human")
-        self.undo_stack.push(TrackAdd(self, track, "new track %s" % name))
-        return name
-
-    def _ask_new_track(self) -> None:
-        name, ok = QtWidgets.QInputDialog.getText(
-            self, "New track", "Annotator (the track is named after them):",
-            text=self.annotator)
-        name = name.strip().replace("/", "-").lstrip("_")
-        if ok and name:
-            self.new_track(name, annotator=name)
-
-    def copy_track(self, source: str | None = None, name: str | None = None) -> str | None:
-        source = source or self.active_track
-        if source not in self.session.tracks:
-            return None
-        src = self.session.tracks[source]
-        name = self._unique_name(name or "%s-%s" % (self.annotator, source))
-        track = EditTrack(name, self.session.grid.snap_segments(src.segments),
-                          self.annotator, "human")
-        self.undo_stack.push(TrackAdd(self, track, "copy %s" % source))
-        return name
-
-    def add_model_track(self, model_path: str) -> str:
-        track = self.session.predictions(model_path)
-        track.name = self._unique_name(track.name)
-        self.undo_stack.push(TrackAdd(self, track, "predictions %s" % track.name))
-        return track.name
-
-    def _ask_model(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Recognizer", "",
-                                                        "Models (*.npz)")
-        if path:
-            try:
-                self.add_model_track(path)
-            except Exception as exc:  # a model that does not load is the user's to fix
-                QtWidgets.QMessageBox.warning(self, "Cannot predict", str(exc))
-
-    def set_active_track(self, name: str | None) -> None:
-        if name not in self.session.tracks:
-            return
-        self.active_track = name
-        self.pending = None
-        row = self.track_order.index(name) if name in self.track_order else -1
-        if row >= 0 and self.tracks_list.currentRow() != row:
-            self.tracks_list.blockSignals(True)
-            self.tracks_list.setCurrentRow(row)
-            self.tracks_list.blockSignals(False)
-        self.refresh_tracks()
-
-    def _tracks_changed(self, select: str | None = None) -> None:
-        self.track_order = sorted(self.session.tracks,
-                                  key=lambda n: (self.session.tracks[n].read_only, n))
-        if select is not None:
-            self.active_track = select
-        elif self.active_track not in self.session.tracks:
-            self.active_track = None
-        self.tracks_list.blockSignals(True)
-        self.tracks_list.clear()
-        for n in self.track_order:
-            t = self.session.tracks[n]
-            self.tracks_list.addItem("%s  (%s%s)" % (n, t.source,
-                                                     ", read-only" if t.read_only else ""))
-            if n == self.active_track:
-                self.tracks_list.setCurrentRow(self.tracks_list.count() - 1)
-        self.tracks_list.blockSignals(False)
-        for box in (self.agree_a, self.agree_b):
-            current = box.currentText()
-            box.clear()
-            box.addItems(self.track_order)
-            if current in self.track_order:
-                box.setCurrentText(current)
-        ax = self.plot_labels.getAxis("left")
-        n = len(self.track_order)
-        ax.setTicks([[(n - 1 - i + 0.5, name[:12]) for i, name in enumerate(self.track_order)]])
-        self.plot_labels.setYRange(0, max(n, 1), padding=0.02)
-        self._autosave.start()
-        self.refresh_tracks()
-
-    def refresh_tracks(self) -> None:
-        self.track_item.refresh()
-
+    # ---- saving -------------------------------------------------------------------
     def save(self) -> None:
         try:
             n = self.session.save()
@@ -828,117 +410,6 @@ class AnnotatorWindow(QtWidgets.QMainWindow):
                     res.n_samples, res.kappa, 100 * res.accuracy, res.window,
                     100 * res.windowed_accuracy))
         return res
-
-    # ---- sync ---------------------------------------------------------------------
-    @property
-    def sync_video(self) -> int:
-        return max(self.video_box.currentIndex(), 0)
-
-    def _selected_tap(self) -> int:
-        rows = self.tap_table.selectionModel().selectedRows()
-        return rows[0].row() if rows else 0
-
-    def _refresh_sync(self) -> None:
-        s = self.session
-        self.tap_table.setRowCount(len(s.taps))
-        if not s.videos:
-            self.fit_label.setText("open a video to synchronise")
-            return
-        v = s.videos[self.sync_video]
-        proposed, flashed = s.proposals(self.sync_video)
-        resid = dict(zip(v.anchors.keys(), v.fit.residuals_s))
-        for i, tap in enumerate(s.taps):
-            anchor = v.anchors.get(i)
-            cells = ("%.3f" % tap.t_s, "%d%s" % (proposed[i], " flash" if flashed[i] else ""),
-                     str(anchor[3]) if anchor else "",
-                     "%.1f" % (round(1000 * resid[i], 1) + 0.0) if i in resid else "")
-            for c, text in enumerate(cells):
-                self.tap_table.setItem(i, c, QtWidgets.QTableWidgetItem(text))
-        f = v.fit
-        flashes = ("%d flash(es) found" % len(v.flashes) if v.flashes is not None
-                   else "flashes not searched")
-        if not v.anchors:
-            text = "no anchors: video time = recording time. %d tap(s) detected, %s." % (
-                len(s.taps), flashes)
-        else:
-            text = ("%d anchor(s): t_rec = %.7f · t_video %+.4f s\ndrift %+.1f ppm, "
-                    "offset %+.3f s, residual rms %.1f ms (%s)"
-                    % (len(v.anchors), f.a, f.b, f.drift_ppm, f.b, 1000 * f.rms_s, flashes))
-            if len(v.anchors) == 1:
-                text += "\none anchor: offset only; add another for drift"
-        self.fit_label.setText(text)
-        for view in self.video_views:
-            view.frame_index = -2  # the mapping changed: redraw
-        self._show_frames()
-
-    def go_to_tap(self, tap: int) -> None:
-        if 0 <= tap < len(self.session.taps):
-            self.tap_table.selectRow(tap)
-            self.set_cursor(self.session.taps[tap].t_s)
-
-    def go_to_proposed(self, tap: int) -> None:
-        s = self.session
-        if not s.videos or not 0 <= tap < len(s.taps):
-            return
-        v = s.videos[self.sync_video]
-        k = s.proposals(self.sync_video)[0][tap]
-        self.tap_table.selectRow(tap)
-        self.set_cursor(float(v.fit.sensor_time(v.reader.time_s[k])) + 1e-6)
-
-    def anchor_here(self, tap: int | None = None) -> None:
-        """The selected tap is first visible in the frame now on screen."""
-        s = self.session
-        if not s.videos or not s.taps:
-            self.status.showMessage("no taps or no video to anchor", 4000)
-            return
-        tap = self._selected_tap() if tap is None else tap
-        k = self.video_frame(self.sync_video)
-        if k is None:
-            v = s.videos[self.sync_video]
-            k = v.reader.index_at(float(v.fit.video_time(self.cursor)))
-        s.anchor(self.sync_video, tap, k)
-        self._refresh_sync()
-
-    def remove_anchor(self, tap: int | None = None) -> None:
-        if self.session.videos:
-            self.session.unanchor(self.sync_video, self._selected_tap() if tap is None
-                                  else tap)
-            self._refresh_sync()
-
-    def accept_proposals(self) -> None:
-        """Anchor every tap that has a matching flash to that flash's frame (taps
-        without one need a frame confirmed by eye: select, step, A)."""
-        s = self.session
-        if not s.videos:
-            return
-        proposed, flashed = s.proposals(self.sync_video)
-        if not any(flashed):
-            self.status.showMessage("no flashes matched the taps: go to each tap's frame "
-                                    "and anchor it with A", 6000)
-        for tap, (k, ok) in enumerate(zip(proposed, flashed)):
-            if ok:
-                s.anchor(self.sync_video, tap, k)
-        self._refresh_sync()
-
-    def find_flashes(self) -> None:
-        s = self.session
-        if not s.videos:
-            return
-        r = s.videos[self.sync_video].reader
-        dialog = QtWidgets.QProgressDialog("Looking for flashes...", "", 0, r.n_frames, self)
-        dialog.setCancelButton(None)
-        dialog.setMinimumDuration(500)
-        done = [0]
-
-        def progress(n):
-            done[0] += n
-            if done[0] % 200 == 0:
-                dialog.setValue(done[0])
-                QtWidgets.QApplication.processEvents()
-
-        s.find_flashes(self.sync_video, progress)
-        dialog.close()
-        self._refresh_sync()
 
     # ---- closing ------------------------------------------------------------------
     def closeEvent(self, event) -> None:
