@@ -7,5 +7,7 @@ posteriors) on its own thread; ``RecorderThread`` writes HDF5 on its own thread;
 GUI thread only drains finished chunks into preallocated ring buffers on a QTimer and
 redraws. ``controller.MonitorController`` wires these together and has no widgets.
 
-Entry point: ``host.gui.app.run_monitor`` (``walkerlab monitor``).
+Entry point: ``host.gui.app.run_monitor`` (``walkerlab monitor``); ``app.MainWindow``
+is the window, with its parts in ``session_actions``, ``view_navigation`` and
+``menus``.
 """
