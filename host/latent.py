@@ -1,5 +1,6 @@
-"""A latent map of walker windows: a dual-wing Bayesian harmonium (paper 003,
-digest 003-8) over per-window event indicators and continuous window statistics.
+"""A latent map of walker windows: a dual-wing Bayesian harmonium (Guo and Xing,
+"Bayesian Exponential Family Harmoniums", CMU technical report CMU-ML-06-103, 2006) over
+per-window event indicators and continuous window statistics.
 
 Each recording is cut into non-overlapping windows of ``WINDOW_S`` seconds of the
 ``loadcells`` features.  A window is described by

@@ -12,7 +12,7 @@ import numpy as np
 from device.protocol import wire
 
 # Bytes of a SAMPLE payload as a numpy record (little-endian, packed): must match
-# wire.SAMPLE_FORMAT, checked in tests/test_protocol.py.
+# wire.SAMPLE_FORMAT, checked in tests/device/test_protocol.py.
 SAMPLE_DTYPE = np.dtype([
     ("accel", "<i2", (3,)),
     ("loads", "<i4", (4,)),
