@@ -84,13 +84,12 @@ class TrackItem(pg.GraphicsObject):
         p.restore()
 
 
-class LabelViewBox(pg.ViewBox):
-    """Clicks move the cursor; dragging near a boundary of the active track moves it."""
+class TimeViewBox(pg.ViewBox):
+    """Clicks move the window's cursor to the time clicked."""
 
     def __init__(self, window) -> None:
         super().__init__()
         self.window = window
-        self._drag_from = None
 
     def mouseClickEvent(self, ev) -> None:
         if ev.button() == QtCore.Qt.MouseButton.LeftButton:
@@ -98,6 +97,14 @@ class LabelViewBox(pg.ViewBox):
             ev.accept()
         else:
             super().mouseClickEvent(ev)
+
+
+class LabelViewBox(TimeViewBox):
+    """Clicks move the cursor; dragging near a boundary of the active track moves it."""
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self._drag_from = None
 
     def mouseDragEvent(self, ev, axis=None) -> None:
         if ev.button() != QtCore.Qt.MouseButton.LeftButton:
@@ -117,16 +124,3 @@ class LabelViewBox(pg.ViewBox):
         else:
             self.window.drag_preview = (self._drag_from, t)
         self.window.refresh_tracks()
-
-
-class TimeViewBox(pg.ViewBox):
-    def __init__(self, window) -> None:
-        super().__init__()
-        self.window = window
-
-    def mouseClickEvent(self, ev) -> None:
-        if ev.button() == QtCore.Qt.MouseButton.LeftButton:
-            self.window.set_cursor(self.mapSceneToView(ev.scenePos()).x())
-            ev.accept()
-        else:
-            super().mouseClickEvent(ev)

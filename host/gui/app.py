@@ -57,6 +57,16 @@ def _event_text(ev) -> str:
     return fmt % ev.detail if "%s" in fmt else fmt
 
 
+def _scrolling(widget: QtWidgets.QWidget) -> QtWidgets.QScrollArea:
+    """widget in a frameless area that scrolls vertically (a dock may be short)."""
+    scroll = QtWidgets.QScrollArea()
+    scroll.setWidget(widget)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+    scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    return scroll
+
+
 class MainWindow(SessionActions, ViewNavigation, MonitorMenus, QtWidgets.QMainWindow):
     """The monitor window; see the module docstring.
 
@@ -159,34 +169,19 @@ class MainWindow(SessionActions, ViewNavigation, MonitorMenus, QtWidgets.QMainWi
                   self.replay_panel):
             pbox.addWidget(w)
         pbox.addStretch(1)
-        scroll = QtWidgets.QScrollArea()
-        scroll.setWidget(panels)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.session_dock = QtWidgets.QDockWidget("Session", self)
-        self.session_dock.setObjectName("SessionDock")
-        self.session_dock.setWidget(scroll)
+        self.session_dock = self._dock("Session", "SessionDock", _scrolling(panels),
+                                       QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
         self.session_dock.setMinimumWidth(290)
-        self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, self.session_dock)
 
         # Right: the walker seen from above, and the activities with probabilities.
         self.footprint = FootprintView(theme=self.theme)
         self.footprint.setMinimumHeight(300)
-        self.footprint_dock = QtWidgets.QDockWidget("Walker from above", self)
-        self.footprint_dock.setObjectName("FootprintDock")
-        self.footprint_dock.setWidget(self.footprint)
-        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, self.footprint_dock)
+        right = QtCore.Qt.DockWidgetArea.RightDockWidgetArea
+        self.footprint_dock = self._dock("Walker from above", "FootprintDock",
+                                         self.footprint, right)
         self.legend = ActivityLegend()
-        lscroll = QtWidgets.QScrollArea()
-        lscroll.setWidget(self.legend)
-        lscroll.setWidgetResizable(True)
-        lscroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        lscroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.legend_dock = QtWidgets.QDockWidget("Activities", self)
-        self.legend_dock.setObjectName("ActivitiesDock")
-        self.legend_dock.setWidget(lscroll)
-        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, self.legend_dock)
+        self.legend_dock = self._dock("Activities", "ActivitiesDock",
+                                      _scrolling(self.legend), right)
         self.resizeDocks([self.footprint_dock, self.legend_dock], [420, 330],
                          QtCore.Qt.Orientation.Vertical)
         self.resizeDocks([self.session_dock, self.footprint_dock], [300, 340],
@@ -195,6 +190,15 @@ class MainWindow(SessionActions, ViewNavigation, MonitorMenus, QtWidgets.QMainWi
         self.health_bar = LinkHealthBar()
         self.statusBar().addPermanentWidget(self.health_bar, 1)
         self.statusBar().setSizeGripEnabled(True)
+
+    def _dock(self, title: str, name: str, widget: QtWidgets.QWidget,
+              area: QtCore.Qt.DockWidgetArea) -> QtWidgets.QDockWidget:
+        """A dock holding widget; name is the key of its place in the saved layout."""
+        dock = QtWidgets.QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
 
     # ---- settings -------------------------------------------------------------------
     def _restore(self, restore_layout: bool) -> None:
