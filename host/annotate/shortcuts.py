@@ -16,6 +16,7 @@ class KeyboardShortcuts:
     """Key bindings of the annotator window."""
 
     def handle_key(self, event) -> bool:
+        """Do what the key of ``event`` (a QKeyEvent) means; return whether it was ours."""
         key = event.key()
         mods = event.modifiers()
         K = QtCore.Qt.Key

@@ -47,6 +47,7 @@ class TrackAdd(QtGui.QUndoCommand):
 class TrackEditing:
     """Segment edits and track management of the annotator window."""
 
+    # ---- label edits (all through the undo stack) ---------------------------------
     def _editable(self) -> EditTrack | None:
         if self.active_track is None:
             self.new_track()

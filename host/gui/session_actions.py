@@ -21,6 +21,7 @@ from host.gui.settings import default_recordings_folder, value
 class SessionActions:
     """Connection, model, recording and replay actions of the monitor window."""
 
+    # ---- connection -----------------------------------------------------------------
     def toggle_connection(self) -> None:
         if self.controller.connected:
             self.disconnect()
