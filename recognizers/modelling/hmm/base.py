@@ -35,11 +35,10 @@ import warnings
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_scalar
+from sklearn.utils.validation import check_non_negative, check_scalar, validate_data
 
 from recognizers.base import NotFittedError
 from recognizers.modelling import chain, em
@@ -105,20 +104,56 @@ def kmeans(X, k: int, rng, n_iter: int = 20, max_points: int = 20000,
     return np.ascontiguousarray(km.cluster_centers_)
 
 
-def check_observations(X) -> np.ndarray:
-    """An HMM's observations through scikit-learn's :func:`~sklearn.utils.check_array`.
+def check_observations(X, estimator=None, *, reset: bool = False, symbols: bool = False,
+                       ensure_min_samples: int = 1) -> np.ndarray:
+    """An HMM's observations ``(n_samples, n_features)`` through scikit-learn's checks.
 
-    Refuses sparse, complex and non-numeric input with scikit-learn's messages and
-    turns object arrays of numbers into numbers; shape, dtype and range are left to
-    the model (integer symbols, finite reals), which knows what it takes.
+    One gate for every HMM of the library, so refusals read as scikit-learn's own:
+    sparse, complex, non-numeric, 1-D, NaN/inf and featureless input are refused
+    by :func:`~sklearn.utils.validation.validate_data` (object arrays of numbers
+    become numbers).  With an ``estimator`` the number of columns is recorded as
+    ``n_features_in_`` (``reset=True``, in ``fit``) or checked against it.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Observations; several sequences concatenated.
+    estimator : BaseEstimator or None, default None
+        The model whose ``n_features_in_`` is set or checked.
+    reset : bool, default False
+        Record the number of columns (``fit``) instead of checking it.
+    symbols : bool, default False
+        The model takes integer symbols ``0, 1, ...`` (booleans become 0/1):
+        a float dtype or a negative symbol is refused.
+    ensure_min_samples : int, default 1
+        Fewest rows accepted (0 lets ``predict`` take an empty sequence).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features)
+        Integer (``symbols``) or numeric values, as given.
     """
-    if scipy.sparse.issparse(X):
-        check_array(X, accept_sparse=False)  # raises scikit-learn's "dense data is required"
-    arr = np.asarray(X)
-    if arr.dtype.kind not in "cO":
-        return arr  # numbers (or strings, which the model refuses in its own words)
-    return check_array(arr, accept_sparse=False, dtype="numeric", ensure_2d=False,
-                       allow_nd=True, ensure_all_finite=False, ensure_min_samples=0)
+    kwargs = dict(accept_sparse=False, dtype="numeric", ensure_2d=True,
+                  ensure_min_samples=ensure_min_samples, ensure_min_features=1)
+    if estimator is None:
+        X = check_array(X, **kwargs)
+    else:
+        X = validate_data(estimator, X, reset=reset, **kwargs)
+    if not symbols:
+        return X
+    if X.dtype.kind == "b":
+        return X.astype(np.int64)
+    if X.size and X.dtype.kind not in "iu":
+        raise ValueError("X must hold integer symbols, got dtype %s; discretise the readings "
+                         "first (recognizers.discretize or np.digitize)" % X.dtype)
+    if X.size and X.min() < 0:
+        whom = "X" if estimator is None else type(estimator).__name__
+        try:
+            check_non_negative(X, whom)
+        except ValueError as exc:  # scikit-learn's words, then what symbols are
+            raise ValueError("%s Symbols are 0, 1, ... (smallest here %d)."
+                             % (exc, X.min())) from None
+    return X
 
 
 def _log(p) -> np.ndarray:
@@ -293,8 +328,9 @@ class BaseHMM(BaseEstimator):
         """``log p(x_t | y_t = k)`` (n_samples, n_components) (hmmlearn's name)."""
         return self._log_lik(X)
 
-    def score(self, X, lengths=None) -> float:
-        """``log p(X)`` summed over the sequences."""
+    def score(self, X, lengths=None, *, y=None) -> float:
+        """``log p(X)`` summed over the sequences (``y`` is ignored, as in scikit-learn's
+        unsupervised estimators)."""
         return chain.log_likelihood(self.log_startprob_, self.log_transmat_, self._log_lik(X),
                                     lengths)
 

@@ -607,25 +607,17 @@ class MultiCategoricalHMM(BaseHMM):
                 raise ValueError("n_values must be None or a 1-D array of ints >= 1, got %r"
                                  % (self.n_values,))
 
-    def _symbols(self, X) -> np.ndarray:
-        X = np.asarray(check_observations(X))
-        if X.ndim != 2:
-            raise ValueError("X must be 2-D (n_samples, n_sensors) integer symbols, got shape %s"
-                             % (X.shape,))
-        if X.size and X.dtype.kind not in "iu":
-            raise ValueError("X must hold integer symbols, got dtype %s" % X.dtype)
+    def _symbols(self, X, *, fit: bool) -> np.ndarray:
+        X = check_observations(X, self, reset=fit, symbols=True,
+                               ensure_min_samples=1 if fit else 0)
         return np.ascontiguousarray(X, dtype=np.int64)
 
     def _validate_X(self, X, *, fit: bool) -> np.ndarray:
         sentinel = self.missing == "sentinel"
         if not fit:
-            return self.emissions_.check_symbols(X, allow_missing=sentinel)
-        X = self._symbols(X)
-        if X.shape[0] < 1 or X.shape[1] < 1:
-            raise ValueError("fit needs at least one sample of at least one sensor, got shape %s"
-                             % (X.shape,))
-        if X.min() < 0:
-            raise ValueError("symbols must be >= 0")
+            return self.emissions_.check_symbols(self._symbols(X, fit=False),
+                                                 allow_missing=sentinel)
+        X = self._symbols(X, fit=True)
         init = parse_param_names(self.init_params, self._param_names(), "init_params")
         if self.n_values is not None:
             nv = np.ascontiguousarray(self.n_values, dtype=np.int64)
@@ -742,7 +734,7 @@ class CategoricalHMM(MultiCategoricalHMM):
         self.emissions_ = CategoricalEmissions(B[None], [B.shape[1]])
 
     def _validate_X(self, X, *, fit: bool) -> np.ndarray:
-        X = self._symbols(X)
+        X = self._symbols(X, fit=fit)
         if X.shape[1] != 1:
             raise ValueError("CategoricalHMM takes X of shape (n_samples, 1), got %s"
                              % (X.shape,))

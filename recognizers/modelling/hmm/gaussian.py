@@ -73,10 +73,8 @@ class _GaussianBase(BaseHMM):
                 D = self.means_.shape[-1]
             except AttributeError:
                 D = None
-        X = _check_X(check_observations(X), D)
-        if fit and X.shape[0] < 1:
-            raise ValueError("fit needs at least one sample")
-        return X
+        X = check_observations(X, self, reset=fit, ensure_min_samples=1 if fit else 0)
+        return _check_X(X, D)
 
     @property
     def n_features(self) -> int:

@@ -33,7 +33,7 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.chain import _normalise_inplace
@@ -269,12 +269,32 @@ class SupervisedLDA(TopicSoftmaxMixin, ClassifierMixin, TransformerMixin, BaseEs
         tags.input_tags.sparse = True
         return tags
 
+    def _check_target(self, X, y) -> np.ndarray:
+        """The labels, checked before the counts so a target that cannot train a
+        classifier (None, one class, continuous values) is named as such."""
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the "
+                             "target y is None")
+        return check_labels(y, _num_samples(X))
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Batch variational EM from scratch on documents X (counts) with labels y."""
-        M = check_counts(X)
-        y = check_labels(y, M.shape[0])
+        """Batch variational EM from scratch on documents X with labels y.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_docs, n_words)
+            Integer word counts.
+        y : array-like of shape (n_docs,)
+            Class labels (at least two classes).
+
+        Returns
+        -------
+        self
+        """
+        y = self._check_target(X, y)
         classes = _check_classes(y)
+        M = check_counts(X)
         labels = encode_labels(y, classes)
         self._init_state(M, classes)
         phi = np.zeros((M.nnz, self.n_components))
@@ -293,8 +313,8 @@ class SupervisedLDA(TopicSoftmaxMixin, ClassifierMixin, TransformerMixin, BaseEs
     def partial_fit(self, X, y, classes=None):
         """One online step on the labelled mini-batch (X, y); ``classes`` on the first
         call (every label the stream holds)."""
+        y = self._check_target(X, y)
         M = check_counts(X)
-        y = check_labels(y, M.shape[0])
         first = not hasattr(self, "components_")
         if first:
             if classes is None:
