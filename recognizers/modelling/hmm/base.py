@@ -44,7 +44,8 @@ from recognizers.base import NotFittedError
 from recognizers.modelling import chain, em
 from recognizers.modelling.em import ConvergenceMonitor, ConvergenceWarning, check_random_state
 
-__all__ = ["BaseHMM", "check_observations", "parse_param_names", "kmeans"]
+__all__ = ["BaseHMM", "check_observations", "fitted_array", "stored_array",
+           "parse_param_names", "kmeans"]
 
 #: hmmlearn reports initialisation notices through logging, not warnings; so do we.
 _logger = logging.getLogger("recognizers.hmm")
@@ -173,6 +174,31 @@ def _check_prior(value, name, shape) -> np.ndarray:
     return arr
 
 
+def stored_array(model, storage: str, attribute: str) -> np.ndarray:
+    """``model``'s learned array kept in ``storage``; NotFittedError naming
+    ``attribute`` when it is not set yet (no fit and not set by hand)."""
+    try:
+        return model.__dict__[storage]
+    except KeyError:
+        raise NotFittedError("%s has no %s: call fit or set the parameters"
+                             % (type(model).__name__, attribute)) from None
+
+
+def fitted_array(attribute: str, storage: str, doc: str) -> property:
+    """A learned array attribute of an HMM (hmmlearn's ``startprob_``, ``means_``, ...).
+
+    Reading it before ``fit`` (or setting it by hand) raises scikit-learn's
+    NotFittedError; setting it stores a C-contiguous float64 copy in ``storage``.
+    """
+    def get(model):
+        return stored_array(model, storage, attribute)
+
+    def set_(model, value):
+        model.__dict__[storage] = np.ascontiguousarray(value, dtype=np.float64)
+
+    return property(get, set_, doc=doc)
+
+
 class BaseHMM(BaseEstimator):
     """Start/transition handling, validation, inference, sampling and EM driving.
 
@@ -218,29 +244,9 @@ class BaseHMM(BaseEstimator):
         pass
 
     # -- chain parameters ---------------------------------------------------------
-    @property
-    def startprob_(self) -> np.ndarray:
-        try:
-            return self._startprob
-        except AttributeError:
-            raise NotFittedError("%s has no startprob_: call fit or set the parameters"
-                                 % type(self).__name__) from None
-
-    @startprob_.setter
-    def startprob_(self, value) -> None:
-        self._startprob = np.ascontiguousarray(value, dtype=np.float64)
-
-    @property
-    def transmat_(self) -> np.ndarray:
-        try:
-            return self._transmat
-        except AttributeError:
-            raise NotFittedError("%s has no transmat_: call fit or set the parameters"
-                                 % type(self).__name__) from None
-
-    @transmat_.setter
-    def transmat_(self, value) -> None:
-        self._transmat = np.ascontiguousarray(value, dtype=np.float64)
+    startprob_ = fitted_array("startprob_", "_startprob", "Start distribution (n_components,).")
+    transmat_ = fitted_array("transmat_", "_transmat",
+                             "Transition matrix (n_components, n_components), rows sum to 1.")
 
     @property
     def log_startprob_(self) -> np.ndarray:

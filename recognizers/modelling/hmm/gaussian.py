@@ -20,7 +20,14 @@ from sklearn.utils._param_validation import (
     validate_parameter_constraints,
 )
 
-from recognizers.modelling.hmm.base import BaseHMM, check_observations, kmeans, parse_param_names
+from recognizers.modelling.hmm.base import (
+    BaseHMM,
+    check_observations,
+    fitted_array,
+    kmeans,
+    parse_param_names,
+    stored_array,
+)
 from recognizers.base import NotFittedError
 from recognizers.modelling.hmm.utils import fill_covars
 from recognizers.modelling.emissions import (
@@ -92,17 +99,7 @@ class _GaussianBase(BaseHMM):
     def n_features(self, value) -> None:
         self._n_features = int(value)
 
-    @property
-    def means_(self) -> np.ndarray:
-        try:
-            return self._means
-        except AttributeError:
-            raise NotFittedError("%s has no means_: call fit or set the parameters"
-                                 % type(self).__name__) from None
-
-    @means_.setter
-    def means_(self, value) -> None:
-        self._means = np.ascontiguousarray(value, dtype=np.float64)
+    means_ = fitted_array("means_", "_means", "Means of the states' Gaussians.")
 
     def _param_values(self):
         out = super()._param_values()
@@ -180,14 +177,10 @@ class GaussianHMM(_GaussianBase):
         self.implementation = implementation
         self.n_init = n_init
 
-
     @property
     def covars_(self) -> np.ndarray:
-        try:
-            cov = self._covars_
-        except AttributeError:
-            raise NotFittedError("%s has no covars_: call fit or set the parameters"
-                                 % type(self).__name__) from None
+        """Covariances, (K, D, D) full matrices whatever the covariance_type."""
+        cov = stored_array(self, "_covars_", "covars_")
         return fill_covars(cov, self.covariance_type, int(self.n_components),
                            self.n_features)
 
@@ -207,13 +200,8 @@ class GaussianHMM(_GaussianBase):
 
     def _emissions(self):
         self._check_covariance_type()
-        means = self.means_
-        try:
-            cov = self._covars_
-        except AttributeError:
-            raise NotFittedError("%s has no covars_: call fit or set the parameters"
-                                 % type(self).__name__) from None
-        return make_gaussian_emissions(means, cov, self.covariance_type)
+        return make_gaussian_emissions(self.means_, stored_array(self, "_covars_", "covars_"),
+                                       self.covariance_type)
 
     def _set_emissions(self, emissions) -> None:
         self.means_ = emissions.means
@@ -304,29 +292,9 @@ class GMMHMM(_GaussianBase):
         if not np.isfinite(w).all() or np.any(w < 0):
             raise ValueError("weights_prior must be finite and >= 0")
 
-    @property
-    def weights_(self) -> np.ndarray:
-        try:
-            return self._weights
-        except AttributeError:
-            raise NotFittedError("%s has no weights_: call fit or set the parameters"
-                                 % type(self).__name__) from None
-
-    @weights_.setter
-    def weights_(self, value) -> None:
-        self._weights = np.ascontiguousarray(value, dtype=np.float64)
-
-    @property
-    def covars_(self) -> np.ndarray:
-        try:
-            return self._covars_
-        except AttributeError:
-            raise NotFittedError("%s has no covars_: call fit or set the parameters"
-                                 % type(self).__name__) from None
-
-    @covars_.setter
-    def covars_(self, value) -> None:
-        self._covars_ = np.ascontiguousarray(value, dtype=np.float64)
+    weights_ = fitted_array("weights_", "_weights", "Mixture weights (K, n_mix).")
+    covars_ = fitted_array("covars_", "_covars_", "Covariances of the mixture components, "
+                           "in the covariance_type's shape.")
 
     def _prior(self) -> GMMPrior:
         g = GaussianPrior(min_covar=float(self.min_covar), means_prior=self.means_prior,
