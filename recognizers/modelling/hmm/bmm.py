@@ -366,26 +366,9 @@ class BMMHMM(OnlineMultiSensorHMM):
         self._open = True
         return post, logk
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, lengths=None):
-        """Reset to the prior and learn from ``X`` in one sweep (each sequence in turn).
-
-        With ``n_init > 1`` the candidate priors compete on the first
-        ``init_frames`` frames (see the class docstring).
-
-        Parameters
-        ----------
-        X : array-like of int of shape (n_samples, n_sensors)
-            Symbols; several sequences concatenated.
-        lengths : array-like of int or None, default None
-            Length of each sequence (None: one sequence).
-
-        Returns
-        -------
-        self
-        """
-        X = self._first_batch(X)
-        starts = starts_mask(X.shape[0], split_lengths(X.shape[0], lengths))
+    def _fit_pass(self, X, starts):
+        """``n_init`` candidate priors compete on the first ``init_frames`` frames (see
+        the class docstring); the best learns from the rest."""
         n_init = 1 if self.emissionprob is not None else int(self.n_init)
         tilts = [None] * n_init
         if self.emissionprob is None and np.ndim(self.emissionprob_prior) == 0:
@@ -411,18 +394,6 @@ class BMMHMM(OnlineMultiSensorHMM):
         self.init_scores_ = np.asarray(scores)
         self.history_ = {"predictive_loglik": self.predictive_loglik_,
                          "init_scores": self.init_scores_}
-        return self
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, lengths=None):
-        """Continue learning online.
-
-        Without ``lengths`` the frames continue the current stream (a new
-        stream starts after :meth:`reset` or on first use); with ``lengths``
-        ``X`` holds complete sequences, each starting fresh.  Returns ``self``.
-        """
-        self._run(*self._stream_batch(X, lengths))
-        return self
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit_filter(self, X):

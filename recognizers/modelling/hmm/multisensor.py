@@ -15,7 +15,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from recognizers.base import NotFittedError
@@ -250,9 +250,10 @@ class OnlineMultiSensorHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
 
     A subclass declares its own hyperparameters with
     ``{**OnlineMultiSensorHMM._parameter_constraints, ...}`` and implements
-    ``_init_state(X)`` (the prior or initial parameters from the first batch) and
+    ``_init_state(X)`` (the prior or initial parameters from the first batch),
     ``_run(X, starts)`` (learn from frames, ``starts`` marking sequence starts;
-    returns the filtered posteriors and predictive log-likelihoods).
+    returns the filtered posteriors and predictive log-likelihoods) and
+    ``_fit_pass(X, starts)`` (what ``fit`` does with the checked batch).
     """
 
     #: The hyperparameters every online learner takes; ``random_state`` (also a numpy
@@ -303,6 +304,38 @@ class OnlineMultiSensorHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
         else:
             starts = starts_mask(X.shape[0], split_lengths(X.shape[0], lengths))
         return X, starts
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, lengths=None):
+        """Start from the prior (the initial parameters) and learn from ``X`` in one
+        pass, each sequence in turn.
+
+        Parameters
+        ----------
+        X : array-like of int of shape (n_samples, n_sensors)
+            Symbols; several sequences concatenated.
+        lengths : array-like of int or None, default None
+            Length of each sequence (None: one sequence).
+
+        Returns
+        -------
+        self
+        """
+        X = self._first_batch(X)
+        self._fit_pass(X, starts_mask(X.shape[0], split_lengths(X.shape[0], lengths)))
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, lengths=None):
+        """Continue learning online.
+
+        Without ``lengths`` the frames continue the current stream (a new stream
+        starts after :meth:`reset` or on first use); with ``lengths`` ``X`` holds
+        complete sequences, each starting fresh.  The first call fixes the sensors
+        and alphabets.  Returns ``self``.
+        """
+        self._run(*self._stream_batch(X, lengths))
+        return self
 
     def reset(self):
         """End the current stream; the next frame starts a new sequence."""

@@ -26,16 +26,10 @@ import numbers
 
 import numpy as np
 from numba import njit
-from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
 from recognizers.modelling.em import check_random_state
-from recognizers.modelling.hmm.multisensor import (
-    OnlineMultiSensorHMM,
-    mixture_profiles,
-    split_lengths,
-    starts_mask,
-)
+from recognizers.modelling.hmm.multisensor import OnlineMultiSensorHMM, mixture_profiles
 
 __all__ = ["OnlineEMHMM"]
 
@@ -280,32 +274,9 @@ class OnlineEMHMM(OnlineMultiSensorHMM):
         self._open = True
         return post, logk
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, lengths=None):
-        """Reset and run online EM over ``X`` once (sequences in order).
-
-        Parameters
-        ----------
-        X : array-like of int of shape (n_samples, n_sensors)
-            Symbols; several sequences concatenated.
-        lengths : array-like of int or None, default None
-            Length of each sequence (None: one sequence).
-
-        Returns
-        -------
-        self
-        """
-        X = self._first_batch(X)
-        offsets = split_lengths(X.shape[0], lengths)
+    def _fit_pass(self, X, starts):
         self._init_state(X)
-        self._run(X, starts_mask(X.shape[0], offsets))
-        return self
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, lengths=None):
-        """Continue online EM (same stream semantics as ``BMMHMM.partial_fit``)."""
-        self._run(*self._stream_batch(X, lengths))
-        return self
+        self._run(X, starts)
 
     def step(self, x):
         """Learn from one frame; return the filtered posterior."""
