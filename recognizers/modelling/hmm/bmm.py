@@ -144,6 +144,33 @@ class BMMHMM(OnlineMultiSensorHMM):
     min_precision : float
         Floor on every Dirichlet precision.
     random_state : None, int or numpy Generator
+
+    Attributes
+    ----------
+    startprob_concentration_ : ndarray of shape (n_components,)
+    transmat_concentration_ : ndarray of shape (n_components, n_components)
+    emissionprob_concentration_ : ndarray of shape (n_sensors, n_components, M)
+        The Dirichlet posterior (for a known observation model, the given
+        probabilities).
+    startprob_, transmat_, emissionprob_ : ndarray
+        Its means, the point estimates ``predict`` and ``score`` use.
+    belief_ : ndarray of shape (n_components,)
+        The current filtered belief over the hidden state.
+    n_features_in_ : int
+        Number of sensors.
+    n_symbols_ : ndarray of shape (n_sensors,)
+        Alphabet size per sensor.
+    n_steps_, n_sequences_ : int
+        Frames and sequences learnt from.
+    predictive_loglik_ : float
+        ``sum_t log P(e_t | e_{1:t-1})`` over the frames learnt from.
+    init_scores_ : ndarray of shape (n_init,)
+        ``fit``: each candidate prior's predictive log-likelihood on the prefix.
+
+    References
+    ----------
+    Omar, F. "Online Bayesian Learning in Probabilistic Graphical Models using Moment
+    Matching with Applications", PhD thesis, University of Waterloo, 2016.
     """
 
     _parameter_constraints = {

@@ -424,24 +424,65 @@ class MultiCategoricalHMM(BaseHMM):
     like any symbol out of range.  Several sequences are concatenated and
     described by ``lengths``.
 
-    Hyperparameters (hmmlearn names; see :class:`recognizers.modelling.hmm.base.BaseHMM`)
-    ---------------------------------------------------------------------------
-    n_components : number of states (default 1; ``from_params`` takes it from the parameters)
-    n_values : (n_sensors,) ints, or None to use ``X.max(axis=0) + 1`` at fit
-    missing : None (default) or "sentinel"; "sentinel": the symbol ``n_values[s]``
-        marks a missing reading of sensor ``s`` (the walker's discretiser writes it)
-    startprob_prior, transmat_prior, emissionprob_prior : Dirichlet
-        concentrations (1: maximum likelihood; ``1 + c`` adds ``c`` pseudo-counts)
-    algorithm, random_state, n_iter, tol, verbose, params ("ste"),
-    init_params ("ste"), implementation (ignored), n_init
+    Parameters
+    ----------
+    n_components : int, default 1
+        Number of states (``from_params`` takes it from the parameters).
+    n_values : array-like of int of shape (n_sensors,) or None, default None
+        Symbols per sensor; None: ``X.max(axis=0) + 1`` at fit.
+    missing : {None, "sentinel"}, default None
+        "sentinel": the symbol ``n_values[s]`` marks a missing reading of sensor
+        ``s`` (the walker's discretiser writes it); None: it is out of range.
+    startprob_prior : float or array-like of shape (n_components,), default 1.0
+        Dirichlet concentration of the start distribution (1: maximum likelihood).
+    transmat_prior : float or array-like of shape (n_components, n_components), default 1.0
+        Dirichlet concentration of each transition row.
+    emissionprob_prior : float or array-like, default 1.0
+        Dirichlet concentration of each emission row (``1 + c`` adds ``c``
+        pseudo-counts).
+    algorithm : {"viterbi", "map"}, default "viterbi"
+        Decoder of ``predict`` / ``decode``.
+    random_state : None, int, RandomState or Generator, default None
+        Seed of the initialisation and the restarts.
+    n_iter : int, default 10
+        Most EM iterations per restart.
+    tol : float, default 1e-2
+        EM stops when the objective improves by less than this.
+    verbose : bool, default False
+        Print the objective per iteration to stderr.
+    implementation : {"log", "scaling"}, default "log"
+        Accepted for hmmlearn compatibility; no effect.
+    n_init : int, default 1
+        Random restarts; the best objective is kept.
+    params, init_params : str or set of str, default "ste"
+        Parameters to update / to initialise (``s``, ``t``, ``e`` emissionprob).
 
     Attributes
     ----------
-    startprob_ (K,), transmat_ (K, K)
-    emissions_ : :class:`CategoricalEmissions`
-    emissionprob_ : (n_sensors, K, max(n_values) + 1), see ``CategoricalEmissions``
-    n_values_ : (n_sensors,)
-    after ``fit``: monitor_, converged_, n_iter_, history_, lower_bound_
+    startprob_ : ndarray of shape (n_components,)
+    transmat_ : ndarray of shape (n_components, n_components)
+    emissions_ : CategoricalEmissions
+    emissionprob_ : ndarray of shape (n_sensors, n_components, max(n_values) + 1)
+        See :class:`CategoricalEmissions`.
+    n_values_ : ndarray of shape (n_sensors,)
+    n_features_in_ : int
+        Number of columns of ``X`` seen in ``fit``.
+    monitor_ : ConvergenceMonitor
+        hmmlearn's EM monitor (``history``, ``iter``, ``converged``).
+    converged_ : bool
+    n_iter_ : int
+        EM iterations of the kept restart.
+    history_ : ndarray
+        The objective after each iteration.
+    lower_bound_ : float
+        The final objective (log-likelihood plus the log prior).
+
+    References
+    ----------
+    Omar, F. "Online Bayesian Learning in Probabilistic Graphical Models using Moment
+    Matching with Applications", PhD thesis, University of Waterloo, 2016.
+    Rabiner, L. R. "A Tutorial on Hidden Markov Models and Selected Applications in
+    Speech Recognition", Proceedings of the IEEE 77(2), 1989.
     """
 
     _emission_names = ("emissionprob",)
@@ -682,11 +723,59 @@ class MultiCategoricalHMM(BaseHMM):
 class CategoricalHMM(MultiCategoricalHMM):
     """hmmlearn's ``CategoricalHMM``: one categorical symbol per frame.
 
-    ``X`` is (n_samples, 1) integer symbols in ``0 .. n_features - 1``;
-    ``emissionprob_`` is (n_components, n_features).  ``n_features=None`` is
-    set from the data at ``fit`` (as hmmlearn does).
-    """
+    ``X`` is (n_samples, 1) integer symbols in ``0 .. n_features - 1``.
 
+    Parameters
+    ----------
+    n_components : int, default 1
+        Number of states.
+    startprob_prior : float or array-like of shape (n_components,), default 1.0
+        Dirichlet concentration of the start distribution (1: maximum likelihood).
+    transmat_prior : float or array-like of shape (n_components, n_components), default 1.0
+        Dirichlet concentration of each transition row.
+    emissionprob_prior : float or array-like, default 1.0
+        Dirichlet concentration of each emission row.
+    n_features : int or None, default None
+        Number of symbols; None: set from the data at ``fit`` (as hmmlearn does).
+    algorithm : {"viterbi", "map"}, default "viterbi"
+        Decoder of ``predict`` / ``decode``.
+    random_state : None, int, RandomState or Generator, default None
+        Seed of the initialisation and the restarts.
+    n_iter : int, default 10
+        Most EM iterations per restart.
+    tol : float, default 1e-2
+        EM stops when the objective improves by less than this.
+    verbose : bool, default False
+        Print the objective per iteration to stderr.
+    implementation : {"log", "scaling"}, default "log"
+        Accepted for hmmlearn compatibility; no effect.
+    n_init : int, default 1
+        Random restarts; the best objective is kept.
+    params, init_params : str or set of str, default "ste"
+        Parameters to update / to initialise.
+
+    Attributes
+    ----------
+    startprob_ : ndarray of shape (n_components,)
+    transmat_ : ndarray of shape (n_components, n_components)
+    emissionprob_ : ndarray of shape (n_components, n_features)
+    n_features_in_ : int
+        Number of columns of ``X`` seen in ``fit``.
+    monitor_ : ConvergenceMonitor
+        hmmlearn's EM monitor (``history``, ``iter``, ``converged``).
+    converged_ : bool
+    n_iter_ : int
+        EM iterations of the kept restart.
+    history_ : ndarray
+        The objective after each iteration.
+    lower_bound_ : float
+        The final objective (log-likelihood plus the log prior).
+
+    References
+    ----------
+    Rabiner, L. R. "A Tutorial on Hidden Markov Models and Selected Applications in
+    Speech Recognition", Proceedings of the IEEE 77(2), 1989.
+    """
 
     _parameter_constraints = {
         **BaseHMM._parameter_constraints,

@@ -121,29 +121,66 @@ class GaussianHMM(_GaussianBase):
 
     Parameters
     ----------
-    n_components : int, number of states
-    covariance_type : "diag" (default), "full", "spherical" (one variance per state)
-        or "tied" (one full matrix shared by all states)
-    min_covar : float, floor on variances / eigenvalues in every M-step
-    startprob_prior, transmat_prior : Dirichlet concentrations (1: flat)
-    means_prior, means_weight, covars_prior, covars_weight : MAP priors of the
-        emission M-step (see :mod:`recognizers.modelling.emissions`)
-    algorithm : "viterbi" or "map", used by ``predict`` / ``decode``
-    random_state : None, int or Generator
-    n_iter, tol : EM stopping rule (absolute improvement of the objective)
-    verbose : print the objective per iteration to stderr
-    params, init_params : parameters to update / to initialise (letters
-        ``"stmc"`` or a set of names)
-    implementation : accepted for compatibility ("log" or "scaling"); ignored
-    n_init : number of random restarts (best objective kept)
+    n_components : int, default 1
+        Number of states.
+    covariance_type : {"diag", "full", "spherical", "tied"}, default "diag"
+        One diagonal, full or single-variance covariance per state, or one full
+        matrix shared by every state.
+    min_covar : float, default 1e-3
+        Floor on variances (eigenvalues) in every M-step.
+    startprob_prior : float or array-like of shape (n_components,), default 1.0
+        Dirichlet concentration of the start distribution (1: maximum likelihood).
+    transmat_prior : float or array-like of shape (n_components, n_components), default 1.0
+        Dirichlet concentration of each transition row.
+    means_prior, means_weight : float or array-like, default 0
+        Normal prior of the means (mean, weight) in the MAP M-step.
+    covars_prior, covars_weight : float or array-like, default 1e-2 and 1
+        Inverse-Wishart / inverse-gamma prior of the covariances.
+    algorithm : {"viterbi", "map"}, default "viterbi"
+        Decoder of ``predict`` / ``decode``.
+    random_state : None, int, RandomState or Generator, default None
+        Seed of the initialisation and the restarts.
+    n_iter : int, default 10
+        Most EM iterations per restart.
+    tol : float, default 1e-2
+        EM stops when the objective improves by less than this.
+    verbose : bool, default False
+        Print the objective per iteration to stderr.
+    implementation : {"log", "scaling"}, default "log"
+        Accepted for hmmlearn compatibility; no effect.
+    n_init : int, default 1
+        Random restarts; the best objective is kept.
+    params, init_params : str or set of str, default "stmc"
+        Parameters to update / to initialise: hmmlearn letters (``s`` startprob,
+        ``t`` transmat, ``m`` means, ``c`` covars) or a set of names.
 
     Attributes
     ----------
-    startprob_ (K,), transmat_ (K, K), means_ (K, D),
-    covars_ : (K, D, D) full matrices for every covariance_type (hmmlearn's
-        convention; set it with the covariance_type's shape: (K, D) diag, (K,)
-        spherical, (K, D, D) full, (D, D) tied)
-    n_features, monitor_, converged_, n_iter_, history_, lower_bound_
+    startprob_ : ndarray of shape (n_components,)
+    transmat_ : ndarray of shape (n_components, n_components)
+    means_ : ndarray of shape (n_components, n_features)
+    covars_ : ndarray of shape (n_components, n_features, n_features)
+        Full matrices whatever the covariance_type (hmmlearn's convention); set it
+        in the covariance_type's shape: (K, D) diag, (K,) spherical, (K, D, D)
+        full, (D, D) tied.
+    n_features : int
+        Dimension of the observations.
+    n_features_in_ : int
+        Number of columns of ``X`` seen in ``fit``.
+    monitor_ : ConvergenceMonitor
+        hmmlearn's EM monitor (``history``, ``iter``, ``converged``).
+    converged_ : bool
+    n_iter_ : int
+        EM iterations of the kept restart.
+    history_ : ndarray
+        The objective after each iteration.
+    lower_bound_ : float
+        The final objective (log-likelihood plus the log prior).
+
+    References
+    ----------
+    Rabiner, L. R. "A Tutorial on Hidden Markov Models and Selected Applications in
+    Speech Recognition", Proceedings of the IEEE 77(2), 1989.
     """
 
     _emission_names = ("means", "covars")
@@ -239,16 +276,68 @@ class GaussianHMM(_GaussianBase):
 class GMMHMM(_GaussianBase):
     """HMM with a Gaussian mixture per state (hmmlearn's ``GMMHMM``).
 
-    Parameters as hmmlearn's; ``covars_prior=None`` / ``covars_weight=None``
-    mean 1e-2 / 1 (the GaussianHMM defaults; hmmlearn's GMMHMM uses other
-    internal defaults, so EM paths differ slightly).  ``weights_prior`` is the
-    Dirichlet concentration of the mixture weights.
+    Parameters
+    ----------
+    n_components : int, default 1
+        Number of states.
+    n_mix : int, default 1
+        Gaussian components per state.
+    min_covar : float, default 1e-3
+        Floor on variances (eigenvalues) in every M-step.
+    startprob_prior : float or array-like of shape (n_components,), default 1.0
+        Dirichlet concentration of the start distribution (1: maximum likelihood).
+    transmat_prior : float or array-like of shape (n_components, n_components), default 1.0
+        Dirichlet concentration of each transition row.
+    weights_prior : float or array-like of shape (n_components, n_mix), default 1.0
+        Dirichlet concentration of each state's mixture weights.
+    means_prior, means_weight : float or array-like, default 0.0
+        Normal prior of the means in the MAP M-step.
+    covars_prior, covars_weight : float, array-like or None, default None
+        Prior of the covariances; None means 1e-2 and 1, the GaussianHMM defaults
+        (hmmlearn's GMMHMM uses other internal defaults, so EM paths differ slightly).
+    covariance_type : {"diag", "full", "spherical", "tied"}, default "diag"
+        Per mixture component; "tied" shares one matrix among a state's components.
+    algorithm : {"viterbi", "map"}, default "viterbi"
+        Decoder of ``predict`` / ``decode``.
+    random_state : None, int, RandomState or Generator, default None
+        Seed of the initialisation and the restarts.
+    n_iter : int, default 10
+        Most EM iterations per restart.
+    tol : float, default 1e-2
+        EM stops when the objective improves by less than this.
+    verbose : bool, default False
+        Print the objective per iteration to stderr.
+    implementation : {"log", "scaling"}, default "log"
+        Accepted for hmmlearn compatibility; no effect.
+    n_init : int, default 1
+        Random restarts; the best objective is kept.
+    params, init_params : str or set of str, default "stmcw"
+        Parameters to update / to initialise (letters as GaussianHMM's, ``w`` weights).
 
     Attributes
     ----------
-    weights_ (K, n_mix), means_ (K, n_mix, D), covars_ (K, n_mix, D) for diag,
-    (K, n_mix) spherical, (K, n_mix, D, D) full, (K, D, D) tied (shared by a
-    state's mixtures); plus the chain attributes of :class:`GaussianHMM`.
+    startprob_ : ndarray of shape (n_components,)
+    transmat_ : ndarray of shape (n_components, n_components)
+    weights_ : ndarray of shape (n_components, n_mix)
+    means_ : ndarray of shape (n_components, n_mix, n_features)
+    covars_ : ndarray
+        (K, n_mix, D) diag, (K, n_mix) spherical, (K, n_mix, D, D) full, (K, D, D) tied.
+    n_features_in_ : int
+        Number of columns of ``X`` seen in ``fit``.
+    monitor_ : ConvergenceMonitor
+        hmmlearn's EM monitor (``history``, ``iter``, ``converged``).
+    converged_ : bool
+    n_iter_ : int
+        EM iterations of the kept restart.
+    history_ : ndarray
+        The objective after each iteration.
+    lower_bound_ : float
+        The final objective (log-likelihood plus the log prior).
+
+    References
+    ----------
+    Rabiner, L. R. "A Tutorial on Hidden Markov Models and Selected Applications in
+    Speech Recognition", Proceedings of the IEEE 77(2), 1989.
     """
 
     _emission_names = ("weights", "means", "covars")

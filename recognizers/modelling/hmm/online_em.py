@@ -178,7 +178,7 @@ class OnlineEMHMM(OnlineMultiSensorHMM):
         Initial probability of staying in the same state.
     init : {"data", "random"}
         Initial emission probabilities: a time-less mixture fit on a subsample
-        (the same pilot as :class:`~recognizers.bmm.BMMHMM`) blended with
+        (the same pilot as :class:`~recognizers.modelling.hmm.bmm.BMMHMM`) blended with
         uniform, or random (also used when the first batch is too short for
         the pilot).
     init_window : int
@@ -187,6 +187,27 @@ class OnlineEMHMM(OnlineMultiSensorHMM):
         Weight of the pilot/random profile in the initial emission rows.
     algorithm : {"viterbi", "map"}
     random_state : None, int or numpy Generator
+
+    Attributes
+    ----------
+    startprob_ : ndarray of shape (n_components,)
+    transmat_ : ndarray of shape (n_components, n_components)
+    emissionprob_ : ndarray of shape (n_sensors, n_components, M)
+        The current parameters (0 beyond ``n_symbols_[s]``).
+    n_features_in_ : int
+        Number of sensors.
+    n_symbols_ : ndarray of shape (n_sensors,)
+    n_steps_ : int
+        Frames learnt from.
+    predictive_loglik_ : float
+        ``sum_t log P(e_t | e_{1:t-1})`` over the frames learnt from.
+
+    References
+    ----------
+    Cappé, O. "Online EM Algorithm for Hidden Markov Models", Journal of
+    Computational and Graphical Statistics 20(3), 2011.
+    Omar, F. "Online Bayesian Learning in Probabilistic Graphical Models using Moment
+    Matching with Applications", PhD thesis, University of Waterloo, 2016.
     """
 
     _parameter_constraints = {
