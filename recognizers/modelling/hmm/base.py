@@ -45,7 +45,7 @@ from recognizers.modelling import chain, em
 from recognizers.modelling.em import ConvergenceMonitor, ConvergenceWarning, check_random_state
 
 __all__ = ["BaseHMM", "check_observations", "fitted_array", "stored_array",
-           "parse_param_names", "kmeans"]
+           "shared_docstring", "parse_param_names", "kmeans"]
 
 #: hmmlearn reports initialisation notices through logging, not warnings; so do we.
 _logger = logging.getLogger("recognizers.hmm")
@@ -197,6 +197,58 @@ def fitted_array(attribute: str, storage: str, doc: str) -> property:
         model.__dict__[storage] = np.ascontiguousarray(value, dtype=np.float64)
 
     return property(get, set_, doc=doc)
+
+
+#: numpydoc entries every hmmlearn-style HMM shares; a class docstring names them as
+#: ``%(name)s`` lines and :func:`shared_docstring` fills them in.
+HMM_DOCSTRING_PARTS = {
+    "chain_priors": """\
+    startprob_prior : float or array-like of shape (n_components,), default 1.0
+        Dirichlet concentration of the start distribution (1: maximum likelihood).
+    transmat_prior : float or array-like of shape (n_components, n_components), default 1.0
+        Dirichlet concentration of each transition row.""",
+    "em_settings": """\
+    algorithm : {"viterbi", "map"}, default "viterbi"
+        Decoder of ``predict`` / ``decode``.
+    random_state : None, int, RandomState or Generator, default None
+        Seed of the initialisation and the restarts.
+    n_iter : int, default 10
+        Most EM iterations per restart.
+    tol : float, default 1e-2
+        EM stops when the objective improves by less than this.
+    verbose : bool, default False
+        Print the objective per iteration to stderr.
+    implementation : {"log", "scaling"}, default "log"
+        Accepted for hmmlearn compatibility; no effect.
+    n_init : int, default 1
+        Random restarts; the best objective is kept.""",
+    "em_attributes": """\
+    n_features_in_ : int
+        Number of columns of ``X`` seen in ``fit``.
+    monitor_ : ConvergenceMonitor
+        hmmlearn's EM monitor (``history``, ``iter``, ``converged``).
+    converged_ : bool
+    n_iter_ : int
+        EM iterations of the kept restart.
+    history_ : ndarray
+        The objective after each iteration.
+    lower_bound_ : float
+        The final objective (log-likelihood plus the log prior).""",
+    "chain_attributes": """\
+    startprob_ : ndarray of shape (n_components,)
+    transmat_ : ndarray of shape (n_components, n_components)""",
+    "rabiner_1989": """\
+    Rabiner, L. R. "A Tutorial on Hidden Markov Models and Selected Applications in
+    Speech Recognition", Proceedings of the IEEE 77(2), 1989.""",
+}
+
+
+def shared_docstring(cls):
+    """Class decorator: fill the ``%(name)s`` lines of ``cls``'s docstring from
+    :data:`HMM_DOCSTRING_PARTS`."""
+    if cls.__doc__:  # None under python -OO
+        cls.__doc__ = cls.__doc__ % HMM_DOCSTRING_PARTS
+    return cls
 
 
 class BaseHMM(BaseEstimator):

@@ -45,7 +45,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from recognizers.base import NotFittedError
 from recognizers.modelling.em import dirichlet_log_prior
-from recognizers.modelling.hmm.base import BaseHMM, check_observations, parse_param_names
+from recognizers.modelling.hmm.base import (
+    BaseHMM,
+    check_observations,
+    parse_param_names,
+    shared_docstring,
+)
 
 __all__ = [
     "CategoricalStats",
@@ -403,6 +408,7 @@ def count_supervised(symbols, states, n_components: int, n_values) -> Supervised
     return counts
 
 
+@shared_docstring
 class MultiCategoricalHMM(BaseHMM):
     """HMM over integer symbols, one categorical per sensor given the state.
 
@@ -433,56 +439,28 @@ class MultiCategoricalHMM(BaseHMM):
     missing : {None, "sentinel"}, default None
         "sentinel": the symbol ``n_values[s]`` marks a missing reading of sensor
         ``s`` (the walker's discretiser writes it); None: it is out of range.
-    startprob_prior : float or array-like of shape (n_components,), default 1.0
-        Dirichlet concentration of the start distribution (1: maximum likelihood).
-    transmat_prior : float or array-like of shape (n_components, n_components), default 1.0
-        Dirichlet concentration of each transition row.
+%(chain_priors)s
     emissionprob_prior : float or array-like, default 1.0
         Dirichlet concentration of each emission row (``1 + c`` adds ``c``
         pseudo-counts).
-    algorithm : {"viterbi", "map"}, default "viterbi"
-        Decoder of ``predict`` / ``decode``.
-    random_state : None, int, RandomState or Generator, default None
-        Seed of the initialisation and the restarts.
-    n_iter : int, default 10
-        Most EM iterations per restart.
-    tol : float, default 1e-2
-        EM stops when the objective improves by less than this.
-    verbose : bool, default False
-        Print the objective per iteration to stderr.
-    implementation : {"log", "scaling"}, default "log"
-        Accepted for hmmlearn compatibility; no effect.
-    n_init : int, default 1
-        Random restarts; the best objective is kept.
+%(em_settings)s
     params, init_params : str or set of str, default "ste"
         Parameters to update / to initialise (``s``, ``t``, ``e`` emissionprob).
 
     Attributes
     ----------
-    startprob_ : ndarray of shape (n_components,)
-    transmat_ : ndarray of shape (n_components, n_components)
+%(chain_attributes)s
     emissions_ : CategoricalEmissions
     emissionprob_ : ndarray of shape (n_sensors, n_components, max(n_values) + 1)
         See :class:`CategoricalEmissions`.
     n_values_ : ndarray of shape (n_sensors,)
-    n_features_in_ : int
-        Number of columns of ``X`` seen in ``fit``.
-    monitor_ : ConvergenceMonitor
-        hmmlearn's EM monitor (``history``, ``iter``, ``converged``).
-    converged_ : bool
-    n_iter_ : int
-        EM iterations of the kept restart.
-    history_ : ndarray
-        The objective after each iteration.
-    lower_bound_ : float
-        The final objective (log-likelihood plus the log prior).
+%(em_attributes)s
 
     References
     ----------
     Omar, F. "Online Bayesian Learning in Probabilistic Graphical Models using Moment
     Matching with Applications", PhD thesis, University of Waterloo, 2016.
-    Rabiner, L. R. "A Tutorial on Hidden Markov Models and Selected Applications in
-    Speech Recognition", Proceedings of the IEEE 77(2), 1989.
+%(rabiner_1989)s
     """
 
     _emission_names = ("emissionprob",)
@@ -720,6 +698,7 @@ class MultiCategoricalHMM(BaseHMM):
         return self.emissions_.n_parameters() if "emissionprob" in params else 0
 
 
+@shared_docstring
 class CategoricalHMM(MultiCategoricalHMM):
     """hmmlearn's ``CategoricalHMM``: one categorical symbol per frame.
 
@@ -729,52 +708,24 @@ class CategoricalHMM(MultiCategoricalHMM):
     ----------
     n_components : int, default 1
         Number of states.
-    startprob_prior : float or array-like of shape (n_components,), default 1.0
-        Dirichlet concentration of the start distribution (1: maximum likelihood).
-    transmat_prior : float or array-like of shape (n_components, n_components), default 1.0
-        Dirichlet concentration of each transition row.
+%(chain_priors)s
     emissionprob_prior : float or array-like, default 1.0
         Dirichlet concentration of each emission row.
     n_features : int or None, default None
         Number of symbols; None: set from the data at ``fit`` (as hmmlearn does).
-    algorithm : {"viterbi", "map"}, default "viterbi"
-        Decoder of ``predict`` / ``decode``.
-    random_state : None, int, RandomState or Generator, default None
-        Seed of the initialisation and the restarts.
-    n_iter : int, default 10
-        Most EM iterations per restart.
-    tol : float, default 1e-2
-        EM stops when the objective improves by less than this.
-    verbose : bool, default False
-        Print the objective per iteration to stderr.
-    implementation : {"log", "scaling"}, default "log"
-        Accepted for hmmlearn compatibility; no effect.
-    n_init : int, default 1
-        Random restarts; the best objective is kept.
+%(em_settings)s
     params, init_params : str or set of str, default "ste"
         Parameters to update / to initialise.
 
     Attributes
     ----------
-    startprob_ : ndarray of shape (n_components,)
-    transmat_ : ndarray of shape (n_components, n_components)
+%(chain_attributes)s
     emissionprob_ : ndarray of shape (n_components, n_features)
-    n_features_in_ : int
-        Number of columns of ``X`` seen in ``fit``.
-    monitor_ : ConvergenceMonitor
-        hmmlearn's EM monitor (``history``, ``iter``, ``converged``).
-    converged_ : bool
-    n_iter_ : int
-        EM iterations of the kept restart.
-    history_ : ndarray
-        The objective after each iteration.
-    lower_bound_ : float
-        The final objective (log-likelihood plus the log prior).
+%(em_attributes)s
 
     References
     ----------
-    Rabiner, L. R. "A Tutorial on Hidden Markov Models and Selected Applications in
-    Speech Recognition", Proceedings of the IEEE 77(2), 1989.
+%(rabiner_1989)s
     """
 
     _parameter_constraints = {

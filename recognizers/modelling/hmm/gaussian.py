@@ -26,6 +26,7 @@ from recognizers.modelling.hmm.base import (
     fitted_array,
     kmeans,
     parse_param_names,
+    shared_docstring,
     stored_array,
 )
 from recognizers.base import NotFittedError
@@ -116,6 +117,7 @@ class _GaussianBase(BaseHMM):
             self._covars_ = cov
 
 
+@shared_docstring
 class GaussianHMM(_GaussianBase):
     """HMM with Gaussian emissions (hmmlearn's ``GaussianHMM``).
 
@@ -128,36 +130,19 @@ class GaussianHMM(_GaussianBase):
         matrix shared by every state.
     min_covar : float, default 1e-3
         Floor on variances (eigenvalues) in every M-step.
-    startprob_prior : float or array-like of shape (n_components,), default 1.0
-        Dirichlet concentration of the start distribution (1: maximum likelihood).
-    transmat_prior : float or array-like of shape (n_components, n_components), default 1.0
-        Dirichlet concentration of each transition row.
+%(chain_priors)s
     means_prior, means_weight : float or array-like, default 0
         Normal prior of the means (mean, weight) in the MAP M-step.
     covars_prior, covars_weight : float or array-like, default 1e-2 and 1
         Inverse-Wishart / inverse-gamma prior of the covariances.
-    algorithm : {"viterbi", "map"}, default "viterbi"
-        Decoder of ``predict`` / ``decode``.
-    random_state : None, int, RandomState or Generator, default None
-        Seed of the initialisation and the restarts.
-    n_iter : int, default 10
-        Most EM iterations per restart.
-    tol : float, default 1e-2
-        EM stops when the objective improves by less than this.
-    verbose : bool, default False
-        Print the objective per iteration to stderr.
-    implementation : {"log", "scaling"}, default "log"
-        Accepted for hmmlearn compatibility; no effect.
-    n_init : int, default 1
-        Random restarts; the best objective is kept.
+%(em_settings)s
     params, init_params : str or set of str, default "stmc"
         Parameters to update / to initialise: hmmlearn letters (``s`` startprob,
         ``t`` transmat, ``m`` means, ``c`` covars) or a set of names.
 
     Attributes
     ----------
-    startprob_ : ndarray of shape (n_components,)
-    transmat_ : ndarray of shape (n_components, n_components)
+%(chain_attributes)s
     means_ : ndarray of shape (n_components, n_features)
     covars_ : ndarray of shape (n_components, n_features, n_features)
         Full matrices whatever the covariance_type (hmmlearn's convention); set it
@@ -165,22 +150,11 @@ class GaussianHMM(_GaussianBase):
         full, (D, D) tied.
     n_features : int
         Dimension of the observations.
-    n_features_in_ : int
-        Number of columns of ``X`` seen in ``fit``.
-    monitor_ : ConvergenceMonitor
-        hmmlearn's EM monitor (``history``, ``iter``, ``converged``).
-    converged_ : bool
-    n_iter_ : int
-        EM iterations of the kept restart.
-    history_ : ndarray
-        The objective after each iteration.
-    lower_bound_ : float
-        The final objective (log-likelihood plus the log prior).
+%(em_attributes)s
 
     References
     ----------
-    Rabiner, L. R. "A Tutorial on Hidden Markov Models and Selected Applications in
-    Speech Recognition", Proceedings of the IEEE 77(2), 1989.
+%(rabiner_1989)s
     """
 
     _emission_names = ("means", "covars")
@@ -273,6 +247,7 @@ class GaussianHMM(_GaussianBase):
         return n
 
 
+@shared_docstring
 class GMMHMM(_GaussianBase):
     """HMM with a Gaussian mixture per state (hmmlearn's ``GMMHMM``).
 
@@ -284,10 +259,7 @@ class GMMHMM(_GaussianBase):
         Gaussian components per state.
     min_covar : float, default 1e-3
         Floor on variances (eigenvalues) in every M-step.
-    startprob_prior : float or array-like of shape (n_components,), default 1.0
-        Dirichlet concentration of the start distribution (1: maximum likelihood).
-    transmat_prior : float or array-like of shape (n_components, n_components), default 1.0
-        Dirichlet concentration of each transition row.
+%(chain_priors)s
     weights_prior : float or array-like of shape (n_components, n_mix), default 1.0
         Dirichlet concentration of each state's mixture weights.
     means_prior, means_weight : float or array-like, default 0.0
@@ -297,47 +269,22 @@ class GMMHMM(_GaussianBase):
         (hmmlearn's GMMHMM uses other internal defaults, so EM paths differ slightly).
     covariance_type : {"diag", "full", "spherical", "tied"}, default "diag"
         Per mixture component; "tied" shares one matrix among a state's components.
-    algorithm : {"viterbi", "map"}, default "viterbi"
-        Decoder of ``predict`` / ``decode``.
-    random_state : None, int, RandomState or Generator, default None
-        Seed of the initialisation and the restarts.
-    n_iter : int, default 10
-        Most EM iterations per restart.
-    tol : float, default 1e-2
-        EM stops when the objective improves by less than this.
-    verbose : bool, default False
-        Print the objective per iteration to stderr.
-    implementation : {"log", "scaling"}, default "log"
-        Accepted for hmmlearn compatibility; no effect.
-    n_init : int, default 1
-        Random restarts; the best objective is kept.
+%(em_settings)s
     params, init_params : str or set of str, default "stmcw"
         Parameters to update / to initialise (letters as GaussianHMM's, ``w`` weights).
 
     Attributes
     ----------
-    startprob_ : ndarray of shape (n_components,)
-    transmat_ : ndarray of shape (n_components, n_components)
+%(chain_attributes)s
     weights_ : ndarray of shape (n_components, n_mix)
     means_ : ndarray of shape (n_components, n_mix, n_features)
     covars_ : ndarray
         (K, n_mix, D) diag, (K, n_mix) spherical, (K, n_mix, D, D) full, (K, D, D) tied.
-    n_features_in_ : int
-        Number of columns of ``X`` seen in ``fit``.
-    monitor_ : ConvergenceMonitor
-        hmmlearn's EM monitor (``history``, ``iter``, ``converged``).
-    converged_ : bool
-    n_iter_ : int
-        EM iterations of the kept restart.
-    history_ : ndarray
-        The objective after each iteration.
-    lower_bound_ : float
-        The final objective (log-likelihood plus the log prior).
+%(em_attributes)s
 
     References
     ----------
-    Rabiner, L. R. "A Tutorial on Hidden Markov Models and Selected Applications in
-    Speech Recognition", Proceedings of the IEEE 77(2), 1989.
+%(rabiner_1989)s
     """
 
     _emission_names = ("weights", "means", "covars")
