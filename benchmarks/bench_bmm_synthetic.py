@@ -41,10 +41,10 @@ from numba import njit
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from recognizers.modelling.datasets import make_separable_hmm, sample_hmm  # noqa: E402
-from recognizers.modelling.hmm.bmm import (  # noqa: E402
-    BMMHMM,
-    _mixture_profiles,
+from recognizers.modelling.hmm.bmm import BMMHMM  # noqa: E402
+from recognizers.modelling.hmm.multisensor import (  # noqa: E402
     best_permutation_accuracy,
+    mixture_profiles,
 )
 from recognizers.modelling.hmm import bmm_core as core  # noqa: E402
 from recognizers.modelling import chain  # noqa: E402
@@ -100,7 +100,7 @@ def _em_inits(X, n_symbols, n_states, seed, n_starts, asymmetry=0.5):
     """The same data-driven starts as BMM's candidate priors: the best ``n_starts``
     pilot mixture profiles (the pilot is the same work BMM's ``fit`` does)."""
     rng = np.random.default_rng(seed)
-    profiles = _mixture_profiles(X, np.asarray(n_symbols), n_states, rng, window=8)
+    profiles = mixture_profiles(X, np.asarray(n_symbols), n_states, rng, window=8)
     inits = []
     for prof in profiles[:n_starts]:
         S, N, M = prof.shape
@@ -174,8 +174,8 @@ def part1(args, em_fit, em_name):
         def one_sweep():
             # the single sweep alone, from one candidate prior built in advance
             sweep = BMMHMM(N, method=method, n_init=1, random_state=args.seed)
-            sweep._check_params()
-            sweep._init_posterior(X)
+            sweep._validate_params()
+            sweep._init_state(X)
             t0 = time.perf_counter()
             sweep._run(X, starts)
             return sweep, time.perf_counter() - t0

@@ -125,11 +125,191 @@ def _hmm_step(x, started, alpha, cur, edges, offsets, missing, log_table, log_pi
     return nxt
 
 
+# --------------------------------------------------------------------------- shared base
+
+
+class DiscretisedHMMRecognizer(Recognizer):
+    """What every walker recognizer over a discretised multi-sensor HMM shares.
+
+    The supervised :class:`HMMRecognizer` and the unsupervised ones of
+    :mod:`recognizers.latent_recognizers` hold a fitted ``discretizer_`` and a
+    :class:`~recognizers.modelling.hmm.categorical.MultiCategoricalHMM` ``model_``
+    over its symbols; this base gives them the compiled live filter, inference,
+    streaming, rate conversion of the transitions and the arrays of the model file.
+    Subclasses turn posteriors over the model's states into posteriors over
+    ``classes_`` with :meth:`_to_classes` (the identity when states are the
+    activities) and add their own arrays to the file through ``_get_state`` /
+    ``_set_state``.
+    """
+
+    _tags = RecognizerTags(supports_streaming=True, supports_partial_fit=False,
+                           requires_labels=True)
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return "model_" in self.__dict__
+
+    def _to_classes(self, posts) -> np.ndarray:
+        """Posteriors over states (T, n_states) -> over ``classes_``; identity here."""
+        return posts
+
+    @property
+    def startprob_(self) -> np.ndarray:
+        check_is_fitted(self, "model_")
+        return self.model_.startprob_
+
+    @property
+    def transmat_(self) -> np.ndarray:
+        check_is_fitted(self, "model_")
+        return self.model_.transmat_
+
+    @property
+    def emissionprob_(self) -> np.ndarray:
+        check_is_fitted(self, "model_")
+        return self.model_.emissionprob_
+
+    def _build_runtime(self) -> None:
+        """Arrays the compiled filter reads, and the streaming buffers."""
+        m = self.model_
+        K = m.n_components
+        self._log_pi = m.log_startprob_
+        self._log_A = m.log_transmat_
+        self._exp_A = np.empty((K, K))
+        self._colmax = np.empty(K)
+        transition_exp_into(self._log_A, self._exp_A, self._colmax)
+        self._log_table = m.emissions_.log_table
+        self._edges, self._offsets, self._missing = self.discretizer_.kernel_args
+        self._alpha = np.zeros((2, K))
+        self._sym = np.zeros(self.n_features_in_, dtype=np.int64)
+        self._ll = np.zeros(K)
+        self._scratch = np.zeros(K)
+        self.reset()
+
+    # -- inference ----------------------------------------------------------------
+    def _log_lik(self, X) -> np.ndarray:
+        X = self._validate_X(X, reset=False)
+        sym = self.discretizer_.transform(X)
+        out = np.empty((X.shape[0], self.model_.n_components))
+        _emission_rows_into(sym, self._log_table, out)
+        return out
+
+    def predict_states(self, X) -> np.ndarray:
+        """Viterbi path over the model's states (T,) int."""
+        ll = self._log_lik(X)  # first: it says NotFittedError before a fit
+        return chain.viterbi(self._log_pi, self._log_A, ll).path
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Forward-backward posteriors ``p(y_t | x_1..T)`` (T, n_classes)."""
+        ll = self._log_lik(X)
+        return self._to_classes(chain.smooth(self._log_pi, self._log_A, ll).posterior)
+
+    def score(self, X) -> float:
+        """``log p(symbols of X)`` under the model."""
+        ll = self._log_lik(X)
+        return chain.log_likelihood(self._log_pi, self._log_A, ll)
+
+    def filter(self, X) -> np.ndarray:
+        """Filtered posteriors ``p(y_t | x_1..t)`` (T, n_classes) from a fresh start.
+
+        Does not touch the streaming state.
+        """
+        X = self._validate_X(X, reset=False)
+        K = self.model_.n_components
+        posts = np.empty((X.shape[0], K))
+        _hmm_run(X, False, np.zeros((2, K)), 0, self._edges, self._offsets, self._missing,
+                 self._log_table, self._log_pi, self._log_A, self._exp_A, self._colmax,
+                 np.zeros(X.shape[1], dtype=np.int64), np.zeros(K), np.zeros(K), posts)
+        return self._to_classes(posts)
+
+    # -- streaming ----------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget the stream; the next frame is treated as the first."""
+        check_is_fitted(self, "model_")
+        self._started = False
+        self._cur = 0
+
+    def step(self, x) -> np.ndarray:
+        """Filtered posterior (n_classes,) after frame ``x`` (n_features,).
+
+        Equals ``filter(X)[t]`` exactly for the t-th frame since ``reset``.
+        """
+        if "model_" not in self.__dict__:
+            check_is_fitted(self, "model_")
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != self._sym.shape:
+            self._validate_frame(x)
+        post = np.empty((1, self._ll.shape[0]))
+        self._cur = _hmm_step(x, self._started, self._alpha, self._cur, self._edges,
+                              self._offsets, self._missing, self._log_table, self._log_pi,
+                              self._log_A, self._exp_A, self._colmax, self._sym, self._ll,
+                              self._scratch, post[0])
+        self._started = True
+        return self._to_classes(post)[0]
+
+    def step_block(self, X) -> np.ndarray:
+        """Continue the stream over a block (n, n_features); posteriors (n, n_classes)."""
+        X = self._validate_X(X, reset=False)
+        posts = np.empty((X.shape[0], self.model_.n_components))
+        if X.shape[0]:
+            self._cur = _hmm_run(X, self._started, self._alpha, self._cur, self._edges,
+                                 self._offsets, self._missing, self._log_table, self._log_pi,
+                                 self._log_A, self._exp_A, self._colmax, self._sym,
+                                 self._ll, self._scratch, posts)
+            self._started = True
+        return self._to_classes(posts)
+
+    # -- sample rate ----------------------------------------------------------------
+    def _convert_rate(self, factor: float) -> None:
+        """Transitions become the ``factor``-th root (the dynamics in seconds kept);
+        emissions are per frame of physical values and stay."""
+        from recognizers.rates import transmat_at_rate
+
+        m = self.model_
+        self.model_ = MultiCategoricalHMM.from_params(
+            m.startprob_, transmat_at_rate(m.transmat_, factor), m.emissions_,
+            missing="sentinel")
+        self._build_runtime()
+
+    # -- persistence ----------------------------------------------------------------
+    def _get_state(self) -> dict[str, np.ndarray]:
+        d = self.discretizer_.to_arrays()
+        return {
+            "discretizer_edges": d["edges"],
+            "discretizer_offsets": d["offsets"],
+            "startprob": self.model_.startprob_,
+            "transmat": self.model_.transmat_,
+            "emissionprob": self.model_.emissionprob_,
+            "n_values": self.model_.n_values_,
+        }
+
+    def _set_state(self, arrays) -> None:
+        disc = EqualFrequencyDiscretizer.from_arrays(
+            {"edges": arrays["discretizer_edges"], "offsets": arrays["discretizer_offsets"]},
+            n_bins=self.n_bins)
+        n_values = np.asarray(arrays["n_values"])
+        if not np.array_equal(n_values, disc.n_bins_):
+            raise ValueError("emission symbols %s do not match the discretiser's bins %s"
+                             % (n_values.tolist(), disc.n_bins_.tolist()))
+        if disc.n_features_in_ != self.n_features_in_:
+            raise ValueError("discretiser has %d features, header says %d"
+                             % (disc.n_features_in_, self.n_features_in_))
+        model = MultiCategoricalHMM.from_params(
+            arrays["startprob"], arrays["transmat"],
+            CategoricalEmissions(arrays["emissionprob"], n_values), missing="sentinel")
+        self._set_extra_state(model, arrays)
+        self.discretizer_ = disc
+        self.model_ = model
+        self._build_runtime()
+
+    def _set_extra_state(self, model, arrays) -> None:
+        """Check a loaded ``model`` against this recognizer (ValueError if it does not
+        fit) and take a subclass's own arrays; runs before the runtime is built."""
+
+
 # --------------------------------------------------------------------------- recognizer
 
 
 @register_recognizer
-class HMMRecognizer(Recognizer):
+class HMMRecognizer(DiscretisedHMMRecognizer):
     """Supervised discrete multi-sensor HMM over equal-frequency bins (thesis 6.2-6.6).
 
     Parameters
@@ -165,17 +345,12 @@ class HMMRecognizer(Recognizer):
         "transitions": [StrOptions({"persistence", "counts"})],
         "pseudocount": [Interval(numbers.Real, 0, None, closed="neither")],
     }
-    _tags = RecognizerTags(supports_streaming=True, supports_partial_fit=False,
-                           requires_labels=True)
 
     def __init__(self, *, n_bins=20, tau=4000.0, transitions="persistence", pseudocount=1.0):
         self.n_bins = n_bins
         self.tau = tau
         self.transitions = transitions
         self.pseudocount = pseudocount
-
-    def __sklearn_is_fitted__(self) -> bool:
-        return "model_" in self.__dict__
 
     # -- fitting ----------------------------------------------------------------
     def fit(self, sequences, labels=None, *, feature_set=None):
@@ -234,112 +409,11 @@ class HMMRecognizer(Recognizer):
         self._build_runtime()
         return self
 
-    @property
-    def startprob_(self) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self.model_.startprob_
-
-    @property
-    def transmat_(self) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self.model_.transmat_
-
-    @property
-    def emissionprob_(self) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self.model_.emissionprob_
-
-    def _build_runtime(self) -> None:
-        """Arrays the compiled filter reads, and the streaming buffers."""
-        m = self.model_
-        K = m.n_components
-        self._log_pi = m.log_startprob_
-        self._log_A = m.log_transmat_
-        self._exp_A = np.empty((K, K))
-        self._colmax = np.empty(K)
-        transition_exp_into(self._log_A, self._exp_A, self._colmax)
-        self._log_table = m.emissions_.log_table
-        self._edges, self._offsets, self._missing = self.discretizer_.kernel_args
-        self._alpha = np.zeros((2, K))
-        self._sym = np.zeros(self.n_features_in_, dtype=np.int64)
-        self._ll = np.zeros(K)
-        self._scratch = np.zeros(K)
-        self.reset()
-
     # -- inference ----------------------------------------------------------------
-    def _log_lik(self, X) -> np.ndarray:
-        X = self._validate_X(X, reset=False)
-        sym = self.discretizer_.transform(X)
-        out = np.empty((X.shape[0], self.model_.n_components))
-        _emission_rows_into(sym, self._log_table, out)
-        return out
-
     def predict(self, X) -> np.ndarray:
         """Viterbi: the most probable activity sequence (T,) of str."""
-        ll = self._log_lik(X)
-        path = chain.viterbi(self._log_pi, self._log_A, ll).path
+        path = self.predict_states(X)
         return self.classes_[path]
-
-    def predict_proba(self, X) -> np.ndarray:
-        """Forward-backward posteriors ``p(y_t | x_1..T)`` (T, n_classes)."""
-        ll = self._log_lik(X)
-        return chain.smooth(self._log_pi, self._log_A, ll).posterior
-
-    def score(self, X) -> float:
-        """``log p(symbols of X)`` under the model."""
-        ll = self._log_lik(X)
-        return chain.forward(self._log_pi, self._log_A, ll).loglik
-
-    def filter(self, X) -> np.ndarray:
-        """Filtered posteriors ``p(y_t | x_1..t)`` (T, n_classes) from a fresh start.
-
-        Does not touch the streaming state.
-        """
-        X = self._validate_X(X, reset=False)
-        K = self.model_.n_components
-        posts = np.empty((X.shape[0], K))
-        alpha = np.zeros((2, K))
-        _hmm_run(X, False, alpha, 0, self._edges, self._offsets, self._missing,
-                 self._log_table, self._log_pi, self._log_A, self._exp_A, self._colmax,
-                 np.zeros(X.shape[1], dtype=np.int64), np.zeros(K), np.zeros(K), posts)
-        return posts
-
-    # -- streaming ----------------------------------------------------------------
-    def reset(self) -> None:
-        """Forget the stream; the next frame is treated as the first."""
-        check_is_fitted(self, "model_")
-        self._started = False
-        self._cur = 0
-
-    def step(self, x) -> np.ndarray:
-        """Filtered posterior (n_classes,) after frame ``x`` (n_features,).
-
-        Equals ``filter(X)[t]`` exactly for the t-th frame since ``reset``.
-        """
-        if "model_" not in self.__dict__:
-            check_is_fitted(self, "model_")
-        x = np.asarray(x, dtype=np.float64)
-        if x.shape != self._sym.shape:
-            self._validate_frame(x)
-        post = np.empty(self._ll.shape[0])
-        self._cur = _hmm_step(x, self._started, self._alpha, self._cur, self._edges,
-                              self._offsets, self._missing, self._log_table, self._log_pi,
-                              self._log_A, self._exp_A, self._colmax, self._sym, self._ll,
-                              self._scratch, post)
-        self._started = True
-        return post
-
-    def step_block(self, X) -> np.ndarray:
-        """Continue the stream over a block (n, n_features); posteriors (n, n_classes)."""
-        X = self._validate_X(X, reset=False)
-        posts = np.empty((X.shape[0], self.model_.n_components))
-        if X.shape[0]:
-            self._cur = _hmm_run(X, self._started, self._alpha, self._cur, self._edges,
-                                 self._offsets, self._missing, self._log_table, self._log_pi,
-                                 self._log_A, self._exp_A, self._colmax, self._sym,
-                                 self._ll, self._scratch, posts)
-            self._started = True
-        return posts
 
     # -- sample rate ----------------------------------------------------------------
     def _rate_dependent_seconds(self, rate_hz: float) -> dict:
@@ -349,47 +423,15 @@ class HMMRecognizer(Recognizer):
         return {"mean_stay": {str(c): float(s) for c, s in zip(self.classes_, stays)}}
 
     def _convert_rate(self, factor: float) -> None:
-        """Transitions become the ``factor``-th root (the dynamics in seconds kept);
-        emissions are per frame of physical values and stay; ``tau`` follows."""
-        from recognizers.rates import persistence_tau_at_rate, transmat_at_rate
+        """The transitions as the base converts them; ``tau`` follows."""
+        from recognizers.rates import persistence_tau_at_rate
 
-        m = self.model_
-        self.model_ = MultiCategoricalHMM.from_params(
-            m.startprob_, transmat_at_rate(m.transmat_, factor), m.emissions_,
-            missing="sentinel")
+        super()._convert_rate(factor)
         if self.transitions == "persistence":
-            self.tau = persistence_tau_at_rate(float(self.tau), m.n_components, factor)
-        self._build_runtime()
+            self.tau = persistence_tau_at_rate(float(self.tau), self.model_.n_components,
+                                               factor)
 
-    # -- persistence ----------------------------------------------------------------
-    def _get_state(self) -> dict[str, np.ndarray]:
-        d = self.discretizer_.to_arrays()
-        return {
-            "discretizer_edges": d["edges"],
-            "discretizer_offsets": d["offsets"],
-            "startprob": self.model_.startprob_,
-            "transmat": self.model_.transmat_,
-            "emissionprob": self.model_.emissionprob_,
-            "n_values": self.model_.n_values_,
-        }
-
-    def _set_state(self, arrays) -> None:
-        disc = EqualFrequencyDiscretizer.from_arrays(
-            {"edges": arrays["discretizer_edges"], "offsets": arrays["discretizer_offsets"]},
-            n_bins=self.n_bins)
-        n_values = np.asarray(arrays["n_values"])
-        if not np.array_equal(n_values, disc.n_bins_):
-            raise ValueError("emission symbols %s do not match the discretiser's bins %s"
-                             % (n_values.tolist(), disc.n_bins_.tolist()))
-        if disc.n_features_in_ != self.n_features_in_:
-            raise ValueError("discretiser has %d features, header says %d"
-                             % (disc.n_features_in_, self.n_features_in_))
-        model = MultiCategoricalHMM.from_params(
-            arrays["startprob"], arrays["transmat"],
-            CategoricalEmissions(arrays["emissionprob"], n_values), missing="sentinel")
+    def _set_extra_state(self, model, arrays) -> None:
         if model.n_components != len(self.classes_):
             raise ValueError("model has %d states but %d classes"
                              % (model.n_components, len(self.classes_)))
-        self.discretizer_ = disc
-        self.model_ = model
-        self._build_runtime()

@@ -36,19 +36,15 @@ import numpy as np
 
 from recognizers.base import (
     Interval,
-    Recognizer,
     RecognizerTags,
     StrOptions,
     check_is_fitted,
     register_recognizer,
 )
 from recognizers.discretize import EqualFrequencyDiscretizer
-from recognizers.hmm_recognizer import _hmm_run, _hmm_step
-from recognizers.modelling import chain
-from recognizers.modelling.chain import transition_exp_into
+from recognizers.hmm_recognizer import DiscretisedHMMRecognizer
 from recognizers.modelling.hmm import CategoricalEmissions, CollapsedGibbsHMM, MultiCategoricalHMM
 from recognizers.modelling.hmm.bmm import BMMHMM
-from recognizers.modelling.hmm.categorical import _emission_rows_into
 from recognizers.modelling.matching import cooccurrence, map_states
 
 __all__ = ["EMHMMRecognizer", "GibbsHMMRecognizer", "BMMRecognizer"]
@@ -64,21 +60,16 @@ def _aggregate_into(posts, mapping, out):
             out[t, mapping[k]] += posts[t, k]
 
 
-class _LatentHMMRecognizer(Recognizer):
+class _LatentHMMRecognizer(DiscretisedHMMRecognizer):
     """Shared fit / inference / streaming / persistence of the unsupervised recognizers."""
 
     format_version = 1
-    _tags = RecognizerTags(supports_streaming=True, supports_partial_fit=False,
-                           requires_labels=True)
     _common_constraints = {
         "n_bins": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_states": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "state_mapping": [StrOptions({"majority", "hungarian"})],
         "random_state": [Interval(numbers.Integral, 0, None, closed="left"), None],
     }
-
-    def __sklearn_is_fitted__(self) -> bool:
-        return "model_" in self.__dict__
 
     # -- to be provided ---------------------------------------------------------
     def _learn(self, symbols, lengths, n_states, n_values) -> MultiCategoricalHMM:
@@ -124,111 +115,20 @@ class _LatentHMMRecognizer(Recognizer):
         other = "hungarian" if self.state_mapping == "majority" else "majority"
         return {("state_mapping", other): self.with_state_mapping(other)}
 
-    @property
-    def startprob_(self) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self.model_.startprob_
-
-    @property
-    def transmat_(self) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self.model_.transmat_
-
-    @property
-    def emissionprob_(self) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self.model_.emissionprob_
-
     def _build_runtime(self) -> None:
-        m = self.model_
-        K = m.n_components
-        self._log_pi = m.log_startprob_
-        self._log_A = m.log_transmat_
-        self._exp_A = np.empty((K, K))
-        self._colmax = np.empty(K)
-        transition_exp_into(self._log_A, self._exp_A, self._colmax)
-        self._log_table = m.emissions_.log_table
-        self._edges, self._offsets, self._missing = self.discretizer_.kernel_args
         self._mapping = np.ascontiguousarray(self.state_to_class_, dtype=np.int64)
-        self._alpha = np.zeros((2, K))
-        self._sym = np.zeros(self.n_features_in_, dtype=np.int64)
-        self._ll = np.zeros(K)
-        self._scratch = np.zeros(K)
-        self._post = np.zeros((1, K))
-        self.reset()
+        super()._build_runtime()
 
-    def _classes_from_states(self, posts) -> np.ndarray:
+    def _to_classes(self, posts) -> np.ndarray:
+        """Sum the posteriors of the states mapped to each activity."""
         out = np.empty((posts.shape[0], len(self.classes_)))
         _aggregate_into(np.ascontiguousarray(posts), self._mapping, out)
         return out
 
-    # -- inference ----------------------------------------------------------------
-    def _log_lik(self, X) -> np.ndarray:
-        X = self._validate_X(X, reset=False)
-        sym = self.discretizer_.transform(X)
-        out = np.empty((X.shape[0], self.model_.n_components))
-        _emission_rows_into(sym, self._log_table, out)
-        return out
-
-    def predict_states(self, X) -> np.ndarray:
-        """Viterbi path over the latent states (T,) int."""
-        return chain.viterbi(self._log_pi, self._log_A, self._log_lik(X)).path
-
     def predict(self, X) -> np.ndarray:
         """Viterbi path over latent states, mapped to activities (T,) str."""
-        return self.classes_[self._mapping[self.predict_states(X)]]
-
-    def predict_proba(self, X) -> np.ndarray:
-        """Smoothed posteriors over activities (T, n_classes)."""
-        ll = self._log_lik(X)
-        return self._classes_from_states(chain.smooth(self._log_pi, self._log_A, ll).posterior)
-
-    def score(self, X) -> float:
-        """``log p(symbols of X)`` under the latent model."""
-        return chain.log_likelihood(self._log_pi, self._log_A, self._log_lik(X))
-
-    def filter(self, X) -> np.ndarray:
-        """Filtered posteriors over activities (T, n_classes) from a fresh start."""
-        X = self._validate_X(X, reset=False)
-        K = self.model_.n_components
-        posts = np.empty((X.shape[0], K))
-        _hmm_run(X, False, np.zeros((2, K)), 0, self._edges, self._offsets, self._missing,
-                 self._log_table, self._log_pi, self._log_A, self._exp_A, self._colmax,
-                 np.zeros(X.shape[1], dtype=np.int64), np.zeros(K), np.zeros(K), posts)
-        return self._classes_from_states(posts)
-
-    # -- streaming ----------------------------------------------------------------
-    def reset(self) -> None:
-        check_is_fitted(self, "model_")
-        self._started = False
-        self._cur = 0
-
-    def step(self, x) -> np.ndarray:
-        """Filtered posterior over activities after frame ``x``; equals ``filter`` exactly."""
-        if "model_" not in self.__dict__:
-            check_is_fitted(self, "model_")
-        x = np.asarray(x, dtype=np.float64)
-        if x.shape != self._sym.shape:
-            self._validate_frame(x)
-        post = self._post
-        self._cur = _hmm_step(x, self._started, self._alpha, self._cur, self._edges,
-                              self._offsets, self._missing, self._log_table, self._log_pi,
-                              self._log_A, self._exp_A, self._colmax, self._sym, self._ll,
-                              self._scratch, post[0])
-        self._started = True
-        return self._classes_from_states(post)[0]
-
-    def step_block(self, X) -> np.ndarray:
-        X = self._validate_X(X, reset=False)
-        K = self.model_.n_components
-        posts = np.empty((X.shape[0], K))
-        if X.shape[0]:
-            self._cur = _hmm_run(X, self._started, self._alpha, self._cur, self._edges,
-                                 self._offsets, self._missing, self._log_table, self._log_pi,
-                                 self._log_A, self._exp_A, self._colmax, self._sym, self._ll,
-                                 self._scratch, posts)
-            self._started = True
-        return self._classes_from_states(posts)
+        path = self.predict_states(X)
+        return self.classes_[self._mapping[path]]
 
     # -- sample rate ----------------------------------------------------------------
     def _rate_dependent_seconds(self, rate_hz: float) -> dict:
@@ -236,54 +136,20 @@ class _LatentHMMRecognizer(Recognizer):
 
         return {"mean_stay_per_state": mean_stay_s(self.model_.transmat_, rate_hz).tolist()}
 
-    def _convert_rate(self, factor: float) -> None:
-        """Latent transitions become the ``factor``-th root; emissions stay."""
-        from recognizers.rates import transmat_at_rate
-
-        m = self.model_
-        self.model_ = MultiCategoricalHMM.from_params(
-            m.startprob_, transmat_at_rate(m.transmat_, factor), m.emissions_,
-            missing="sentinel")
-        self._build_runtime()
-
     # -- persistence ----------------------------------------------------------------
     def _get_state(self) -> dict[str, np.ndarray]:
-        d = self.discretizer_.to_arrays()
-        return {
-            "discretizer_edges": d["edges"],
-            "discretizer_offsets": d["offsets"],
-            "startprob": self.model_.startprob_,
-            "transmat": self.model_.transmat_,
-            "emissionprob": self.model_.emissionprob_,
-            "n_values": self.model_.n_values_,
-            "state_to_class": np.asarray(self.state_to_class_, dtype=np.int64),
-            "cooccurrence": np.asarray(self.cooccurrence_, dtype=np.float64),
-        }
+        return {**super()._get_state(),
+                "state_to_class": np.asarray(self.state_to_class_, dtype=np.int64),
+                "cooccurrence": np.asarray(self.cooccurrence_, dtype=np.float64)}
 
-    def _set_state(self, arrays) -> None:
-        disc = EqualFrequencyDiscretizer.from_arrays(
-            {"edges": arrays["discretizer_edges"], "offsets": arrays["discretizer_offsets"]},
-            n_bins=self.n_bins)
-        n_values = np.asarray(arrays["n_values"])
-        if not np.array_equal(n_values, disc.n_bins_):
-            raise ValueError("emission symbols %s do not match the discretiser's bins %s"
-                             % (n_values.tolist(), disc.n_bins_.tolist()))
-        if disc.n_features_in_ != self.n_features_in_:
-            raise ValueError("discretiser has %d features, header says %d"
-                             % (disc.n_features_in_, self.n_features_in_))
-        model = MultiCategoricalHMM.from_params(
-            arrays["startprob"], arrays["transmat"],
-            CategoricalEmissions(arrays["emissionprob"], n_values), missing="sentinel")
+    def _set_extra_state(self, model, arrays) -> None:
         mapping = np.asarray(arrays["state_to_class"], dtype=np.int64)
         if mapping.shape != (model.n_components,) or (
                 mapping.size and (mapping.min() < 0 or mapping.max() >= len(self.classes_))):
             raise ValueError("state_to_class does not map %d states to %d classes"
                              % (model.n_components, len(self.classes_)))
-        self.discretizer_ = disc
-        self.model_ = model
         self.state_to_class_ = mapping
         self.cooccurrence_ = np.asarray(arrays["cooccurrence"], dtype=np.float64)
-        self._build_runtime()
 
 
 @register_recognizer
@@ -545,7 +411,7 @@ class BMMRecognizer(_LatentHMMRecognizer):
             return np.empty((0, len(self.classes_)))
         post = self.bmm_.partial_fit_filter(self.discretizer_.transform(X))
         self._stale = True
-        return self._classes_from_states(post)
+        return self._to_classes(post)
 
     def sync_model(self) -> None:
         """Make inference use the latest learnt posterior mean (restarts the stream)."""

@@ -48,6 +48,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from numba import njit
 from scipy.special import digamma, gammaln
 
 __all__ = [
@@ -65,6 +66,9 @@ __all__ = [
     "match_moments",
     "project_mixture",
     "project_product_mixture",
+    "MODE_SUM",
+    "MODE_FIRST",
+    "update_row",
 ]
 
 #: Names accepted for the matched second moment.
@@ -333,3 +337,95 @@ def project_product_mixture(
         )
         for b in blocks
     )
+
+
+#: ``mode`` codes of the numba kernels: match ``E[sum_k theta_k^2]`` ("sum") or
+#: ``E[theta_1^2]`` ("first", falling back to the sum where coordinate 0 has no spread).
+MODE_SUM = 0
+MODE_FIRST = 1
+#: Rows whose mixture weight is below this are left unchanged: the moment
+#: update changes their parameters by a relative amount below ``SKIP_WEIGHT``,
+#: i.e. below double-precision round-off for weights < 1e-16.
+SKIP_WEIGHT = 1e-15
+
+
+# ---------------------------------------------------------------------------
+# numba kernels: the projection of one Dirichlet row (BMM of the HMMs and of LDA)
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def finish_precision(num_sum, den_sum, num0, den0, mode, fallback, upper, min_prec):
+    """The matched precision ``s = spread / Var - 1`` of the chosen second moment,
+    ``fallback`` where it is undefined, clipped to ``[min_prec, upper]``."""
+    if mode == MODE_FIRST and num0 > 1e-300 and den0 > 0.0:
+        num = num0
+        den = den0
+    else:
+        num = num_sum
+        den = den_sum
+    if den > 0.0 and num > 0.0:
+        s = num / den - 1.0
+        if not np.isfinite(s):
+            s = fallback
+    else:
+        s = fallback
+    if s > upper:
+        s = upper
+    if s < min_prec:
+        s = min_prec
+    return s
+
+
+@njit(cache=True)
+def update_row(row, r, w, mode, min_prec, mwork):
+    """Project ``(1 - r) Dir(row) + sum_j w[j] Dir(row + 1_j)`` in place (``r = sum w``).
+
+    The matched Dirichlet keeps the mixture's means and the second moment of
+    ``mode`` (:data:`MODE_SUM` or :data:`MODE_FIRST`); its precision is clipped to
+    ``[min_prec, sum(row) + 1]``.  Used by the BMM HMMs for every transition row
+    (``w = w[i, :]``) and the start row at a sequence start (``r = 1``), and by
+    LDA's BMM for a document's topic Dirichlet.  ``mwork`` is a scratch array of
+    ``row``'s length.  ``O(K)``.
+    """
+    K = row.shape[0]
+    if not (r > SKIP_WEIGHT):
+        return
+    if r > 1.0:
+        r = 1.0
+    A = 0.0
+    for j in range(K):
+        A += row[j]
+    inv1 = 1.0 / (A + 1.0)
+    inv2 = 1.0 / (A + 2.0)
+    q = 1.0 - r
+    num_sum = 0.0
+    den_sum = 0.0
+    num0 = 0.0
+    den0 = 0.0
+    for j in range(K):
+        aj = row[j]
+        m0 = aj / A
+        wj = w[j]
+        rw = r - wj
+        if rw < 0.0:
+            rw = 0.0
+        a = aj * inv1
+        b = (aj + 1.0) * inv1
+        mj = q * m0 + rw * a + wj * b
+        within = q * m0 * (1.0 - m0) * inv1 + (rw * a * (1.0 - a) + wj * b * (1.0 - b)) * inv2
+        between = q * (m0 - mj) ** 2 + rw * (a - mj) ** 2 + wj * (b - mj) ** 2
+        var = within + between
+        spread = mj * (1.0 - mj)
+        mwork[j] = mj
+        num_sum += spread
+        den_sum += var
+        if j == 0:
+            num0 = spread
+            den0 = var
+    s = finish_precision(num_sum, den_sum, num0, den0, mode, A + r, A + 1.0, min_prec)
+    tot = 0.0
+    for j in range(K):
+        tot += mwork[j]
+    for j in range(K):
+        row[j] = mwork[j] / tot * s

@@ -1,7 +1,8 @@
 """Continuous emission components for chain models: Gaussian (diagonal, spherical,
 full, tied) and Gaussian mixtures per state.
 
-Every component has the shape of :class:`recognizers.hmm.CategoricalEmissions`
+Every component has the shape of
+:class:`recognizers.modelling.hmm.categorical.CategoricalEmissions`
 so the EM and sampling code never branches on the emission family:
 
 ``log_likelihood(X, out=None)``  ``(T, K)`` array of ``log p(x_t | y_t = k)``;

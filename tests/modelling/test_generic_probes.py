@@ -22,26 +22,7 @@ import pytest
 from sklearn.base import clone, is_classifier
 from sklearn.exceptions import NotFittedError
 
-from recognizers.modelling import (
-    BMMHMM,
-    GMMHMM,
-    HCRFDPM,
-    HDP,
-    LDA,
-    LM2GP,
-    BayesianHarmonium,
-    CategoricalHMM,
-    CollapsedGibbsHMM,
-    GaussianHMM,
-    Harmonium,
-    HCRFClassifier,
-    LinearChainCRF,
-    MultiCategoricalHMM,
-    OnlineEMHMM,
-    StickBreakingHMM,
-    SupervisedHDP,
-    SupervisedLDA,
-)
+from estimator_catalogue import exported_estimators, library
 
 
 def _reals(rng):
@@ -78,26 +59,27 @@ def _sequences(labels_per_frame, nonnegative=False):
 
 #: (estimator, data maker) for every estimator, small settings.
 CASES = [
-    (GaussianHMM(n_components=2, n_iter=3), _reals),
-    (GMMHMM(n_components=2, n_mix=2, n_iter=3), _reals),
-    (CategoricalHMM(n_components=2, n_iter=3), _symbols(1)),
-    (MultiCategoricalHMM(n_components=2, n_iter=3), _symbols(2)),
-    (CollapsedGibbsHMM(n_components=2, n_sweeps=10), _symbols(2)),
-    (BMMHMM(n_components=2), _symbols(2)),
-    (OnlineEMHMM(n_components=2), _symbols(2)),
-    (StickBreakingHMM(max_states=3, max_iter=10), _reals),
-    (LinearChainCRF(max_iterations=5), _sequences(labels_per_frame=True)),
-    (HCRFClassifier(n_hidden=2, max_iter=10), _sequences(labels_per_frame=False)),
-    (HCRFDPM(n_states=3, n_outer=1, max_grad_iter=10, warm_grad_iter=5),
+    (library.GaussianHMM(n_components=2, n_iter=3), _reals),
+    (library.GMMHMM(n_components=2, n_mix=2, n_iter=3), _reals),
+    (library.CategoricalHMM(n_components=2, n_iter=3), _symbols(1)),
+    (library.MultiCategoricalHMM(n_components=2, n_iter=3), _symbols(2)),
+    (library.CollapsedGibbsHMM(n_components=2, n_sweeps=10), _symbols(2)),
+    (library.BMMHMM(n_components=2), _symbols(2)),
+    (library.OnlineEMHMM(n_components=2), _symbols(2)),
+    (library.StickBreakingHMM(max_states=3, max_iter=10), _reals),
+    (library.LinearChainCRF(max_iterations=5), _sequences(labels_per_frame=True)),
+    (library.HCRFClassifier(n_hidden=2, max_iter=10), _sequences(labels_per_frame=False)),
+    (library.HCRFDPM(n_states=3, n_outer=1, max_grad_iter=10, warm_grad_iter=5),
      _sequences(labels_per_frame=False, nonnegative=True)),
-    (LDA(n_components=2), _counts(labelled=False)),
-    (SupervisedLDA(n_components=2, max_iter=5), _counts(labelled=True)),
-    (HDP(5, doc_truncation=3, max_iter=5, max_doc_iter=10), _counts(labelled=False)),
-    (SupervisedHDP(5, doc_truncation=3, max_iter=5, max_doc_iter=10), _counts(labelled=True)),
-    (Harmonium(n_components=2, n_iter=3), _binary),
-    (BayesianHarmonium(n_components=2, n_burn_in=3, n_samples=3, n_em_iter=1, em_samples=2,
-                       ml_n_iter=3), _binary),
-    (LM2GP(n_latent=2, max_states=3, n_inducing=10, n_outer=1, lbfgs_iter=3), _reals),
+    (library.LDA(n_components=2), _counts(labelled=False)),
+    (library.SupervisedLDA(n_components=2, max_iter=5), _counts(labelled=True)),
+    (library.HDP(5, doc_truncation=3, max_iter=5, max_doc_iter=10), _counts(labelled=False)),
+    (library.SupervisedHDP(5, doc_truncation=3, max_iter=5, max_doc_iter=10),
+     _counts(labelled=True)),
+    (library.Harmonium(n_components=2, n_iter=3), _binary),
+    (library.BayesianHarmonium(n_components=2, n_burn_in=3, n_samples=3, n_em_iter=1,
+                               em_samples=2, ml_n_iter=3), _binary),
+    (library.LM2GP(n_latent=2, max_states=3, n_inducing=10, n_outer=1, lbfgs_iter=3), _reals),
 ]
 
 #: (estimator class, probe) -> why it fails today, one dict per family.  Remove an
@@ -198,8 +180,4 @@ def test_init_stores_its_arguments_unchanged(case, request):
 
 
 def test_the_probes_cover_every_estimator():
-    import recognizers.modelling as library
-
-    exported = {obj for obj in vars(library).values()
-                if isinstance(obj, type) and hasattr(obj, "fit") and hasattr(obj, "get_params")}
-    assert exported <= {type(est) for est, _ in CASES}
+    assert exported_estimators() <= {type(est) for est, _ in CASES}

@@ -216,12 +216,16 @@ def test_clone_pipeline_and_npz_round_trip(tmp_path):
 
 
 @pytest.mark.parametrize("X,match", [
-    (np.array([[1, -1]]), "negative"),
+    # scikit-learn's own wording where it has one (check_array, check_non_negative)
+    (np.array([[1, -1]]), "Negative values in data passed to X. X must hold word counts"),
     (np.array([[1.5, 1]]), "fractional"),
     (np.array([[np.nan, 1]]), "NaN"),
-    (np.zeros((0, 3)), "no documents"),
-    (np.zeros((2, 0)), "empty vocabulary"),
-    (np.array([1, 2, 3]), "2-D"),
+    (np.array([[np.inf, 1]]), "infinity"),
+    (np.array([[1 + 1j, 1]]), "Complex data not supported"),
+    (np.zeros((0, 3)), r"0 sample\(s\)"),
+    (np.zeros((2, 0)), r"0 feature\(s\) \(shape=\(2, 0\)\) while a minimum of 1 is required"),
+    (np.array([1, 2, 3]), "Expected 2D array"),
+    (sp.csr_matrix(np.array([[1.0, -2.0]])), "Negative values in data"),
 ])
 def test_bad_input_is_a_clear_value_error(X, match):
     with pytest.raises(ValueError, match=match):

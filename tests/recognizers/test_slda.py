@@ -92,7 +92,7 @@ def test_sklearn_conventions_and_bad_input():
         on.partial_fit(X, y + 1)
     with pytest.raises(ValueError, match="classes must be given"):
         SupervisedLDA(3).partial_fit(X, y)
-    for bad, msg in [(X - 1, "negative"), (np.where(X > 0, np.nan, 0.0), "NaN")]:
+    for bad, msg in [(X - 1, "Negative values in data"), (np.where(X > 0, np.nan, 0.0), "NaN")]:
         with pytest.raises(ValueError, match=msg):
             SupervisedLDA(3).fit(bad, y)
     with pytest.raises(ValueError, match="60 documents but y has 59"):

@@ -104,6 +104,13 @@ class LinearChainCRF(BaseEstimator):
     transition_ : (K, K) transition log-potentials
     n_iter_, n_evaluations_, objective_ : L-BFGS iterations, objective evaluations
         and the final objective (penalties included)
+
+    References
+    ----------
+    Lafferty, J., McCallum, A. and Pereira, F. "Conditional Random Fields:
+    Probabilistic Models for Segmenting and Labeling Sequence Data", ICML, 2001.
+    Okazaki, N. "CRFsuite: a fast implementation of Conditional Random Fields
+    (CRFs)", software, 2007.
     """
 
     _parameter_constraints = _CONSTRAINTS

@@ -11,7 +11,8 @@
 * :mod:`~recognizers.modelling.hmm.bmm`: :class:`BMMHMM`, online Bayesian
   moment matching (updates in :mod:`~recognizers.modelling.hmm.bmm_core`), and
   :mod:`~recognizers.modelling.hmm.online_em`: :class:`OnlineEMHMM`, its
-  online EM baseline;
+  online EM baseline, both on :mod:`~recognizers.modelling.hmm.multisensor`
+  (their shared base: input checks, streams, pilot mixture, inference);
 * :mod:`~recognizers.modelling.hmm.sbhmm`: :class:`StickBreakingHMM`, a
   variational HMM that chooses its number of states (sticky prior, merge and delete
   moves; its VB core, shared with LM2GP, in :mod:`~recognizers.modelling.hmm.sbhmm_core`);

@@ -35,17 +35,17 @@ import warnings
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_scalar
+from sklearn.utils.validation import check_non_negative, check_scalar, validate_data
 
 from recognizers.base import NotFittedError
 from recognizers.modelling import chain, em
 from recognizers.modelling.em import ConvergenceMonitor, ConvergenceWarning, check_random_state
 
-__all__ = ["BaseHMM", "check_observations", "parse_param_names", "kmeans"]
+__all__ = ["BaseHMM", "check_observations", "fitted_array", "stored_array",
+           "shared_docstring", "parse_param_names", "kmeans"]
 
 #: hmmlearn reports initialisation notices through logging, not warnings; so do we.
 _logger = logging.getLogger("recognizers.hmm")
@@ -105,20 +105,56 @@ def kmeans(X, k: int, rng, n_iter: int = 20, max_points: int = 20000,
     return np.ascontiguousarray(km.cluster_centers_)
 
 
-def check_observations(X) -> np.ndarray:
-    """An HMM's observations through scikit-learn's :func:`~sklearn.utils.check_array`.
+def check_observations(X, estimator=None, *, reset: bool = False, symbols: bool = False,
+                       ensure_min_samples: int = 1) -> np.ndarray:
+    """An HMM's observations ``(n_samples, n_features)`` through scikit-learn's checks.
 
-    Refuses sparse, complex and non-numeric input with scikit-learn's messages and
-    turns object arrays of numbers into numbers; shape, dtype and range are left to
-    the model (integer symbols, finite reals), which knows what it takes.
+    One gate for every HMM of the library, so refusals read as scikit-learn's own:
+    sparse, complex, non-numeric, 1-D, NaN/inf and featureless input are refused
+    by :func:`~sklearn.utils.validation.validate_data` (object arrays of numbers
+    become numbers).  With an ``estimator`` the number of columns is recorded as
+    ``n_features_in_`` (``reset=True``, in ``fit``) or checked against it.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Observations; several sequences concatenated.
+    estimator : BaseEstimator or None, default None
+        The model whose ``n_features_in_`` is set or checked.
+    reset : bool, default False
+        Record the number of columns (``fit``) instead of checking it.
+    symbols : bool, default False
+        The model takes integer symbols ``0, 1, ...`` (booleans become 0/1):
+        a float dtype or a negative symbol is refused.
+    ensure_min_samples : int, default 1
+        Fewest rows accepted (0 lets ``predict`` take an empty sequence).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features)
+        Integer (``symbols``) or numeric values, as given.
     """
-    if scipy.sparse.issparse(X):
-        check_array(X, accept_sparse=False)  # raises scikit-learn's "dense data is required"
-    arr = np.asarray(X)
-    if arr.dtype.kind not in "cO":
-        return arr  # numbers (or strings, which the model refuses in its own words)
-    return check_array(arr, accept_sparse=False, dtype="numeric", ensure_2d=False,
-                       allow_nd=True, ensure_all_finite=False, ensure_min_samples=0)
+    kwargs = dict(accept_sparse=False, dtype="numeric", ensure_2d=True,
+                  ensure_min_samples=ensure_min_samples, ensure_min_features=1)
+    if estimator is None:
+        X = check_array(X, **kwargs)
+    else:
+        X = validate_data(estimator, X, reset=reset, **kwargs)
+    if not symbols:
+        return X
+    if X.dtype.kind == "b":
+        return X.astype(np.int64)
+    if X.size and X.dtype.kind not in "iu":
+        raise ValueError("X must hold integer symbols, got dtype %s; discretise the readings "
+                         "first (recognizers.discretize or np.digitize)" % X.dtype)
+    if X.size and X.min() < 0:
+        whom = "X" if estimator is None else type(estimator).__name__
+        try:
+            check_non_negative(X, whom)
+        except ValueError as exc:  # scikit-learn's words, then what symbols are
+            raise ValueError("%s Symbols are 0, 1, ... (smallest here %d)."
+                             % (exc, X.min())) from None
+    return X
 
 
 def _log(p) -> np.ndarray:
@@ -136,6 +172,83 @@ def _check_prior(value, name, shape) -> np.ndarray:
     if not np.isfinite(arr).all() or np.any(arr < 0):
         raise ValueError("%s must be finite and >= 0" % name)
     return arr
+
+
+def stored_array(model, storage: str, attribute: str) -> np.ndarray:
+    """``model``'s learned array kept in ``storage``; NotFittedError naming
+    ``attribute`` when it is not set yet (no fit and not set by hand)."""
+    try:
+        return model.__dict__[storage]
+    except KeyError:
+        raise NotFittedError("%s has no %s: call fit or set the parameters"
+                             % (type(model).__name__, attribute)) from None
+
+
+def fitted_array(attribute: str, storage: str, doc: str) -> property:
+    """A learned array attribute of an HMM (hmmlearn's ``startprob_``, ``means_``, ...).
+
+    Reading it before ``fit`` (or setting it by hand) raises scikit-learn's
+    NotFittedError; setting it stores a C-contiguous float64 copy in ``storage``.
+    """
+    def get(model):
+        return stored_array(model, storage, attribute)
+
+    def set_(model, value):
+        model.__dict__[storage] = np.ascontiguousarray(value, dtype=np.float64)
+
+    return property(get, set_, doc=doc)
+
+
+#: numpydoc entries every hmmlearn-style HMM shares; a class docstring names them as
+#: ``%(name)s`` lines and :func:`shared_docstring` fills them in.
+HMM_DOCSTRING_PARTS = {
+    "chain_priors": """\
+    startprob_prior : float or array-like of shape (n_components,), default 1.0
+        Dirichlet concentration of the start distribution (1: maximum likelihood).
+    transmat_prior : float or array-like of shape (n_components, n_components), default 1.0
+        Dirichlet concentration of each transition row.""",
+    "em_settings": """\
+    algorithm : {"viterbi", "map"}, default "viterbi"
+        Decoder of ``predict`` / ``decode``.
+    random_state : None, int, RandomState or Generator, default None
+        Seed of the initialisation and the restarts.
+    n_iter : int, default 10
+        Most EM iterations per restart.
+    tol : float, default 1e-2
+        EM stops when the objective improves by less than this.
+    verbose : bool, default False
+        Print the objective per iteration to stderr.
+    implementation : {"log", "scaling"}, default "log"
+        Accepted for hmmlearn compatibility; no effect.
+    n_init : int, default 1
+        Random restarts; the best objective is kept.""",
+    "em_attributes": """\
+    n_features_in_ : int
+        Number of columns of ``X`` seen in ``fit``.
+    monitor_ : ConvergenceMonitor
+        hmmlearn's EM monitor (``history``, ``iter``, ``converged``).
+    converged_ : bool
+    n_iter_ : int
+        EM iterations of the kept restart.
+    history_ : ndarray
+        The objective after each iteration.
+    lower_bound_ : float
+        The final objective (log-likelihood plus the log prior).""",
+    "chain_attributes": """\
+    startprob_ : ndarray of shape (n_components,)
+    transmat_ : ndarray of shape (n_components, n_components)""",
+    "rabiner_1989": """\
+    Rabiner, L. R. "A Tutorial on Hidden Markov Models and Selected Applications in
+    Speech Recognition", Proceedings of the IEEE 77(2), 1989.""",
+}
+
+
+def shared_docstring(cls):
+    """Class decorator: fill the ``%(name)s`` lines of ``cls``'s docstring from
+    :data:`HMM_DOCSTRING_PARTS`."""
+    if cls.__doc__:  # None under python -OO
+        cls.__doc__ = cls.__doc__ % HMM_DOCSTRING_PARTS
+    return cls
 
 
 class BaseHMM(BaseEstimator):
@@ -183,29 +296,9 @@ class BaseHMM(BaseEstimator):
         pass
 
     # -- chain parameters ---------------------------------------------------------
-    @property
-    def startprob_(self) -> np.ndarray:
-        try:
-            return self._startprob
-        except AttributeError:
-            raise NotFittedError("%s has no startprob_: call fit or set the parameters"
-                                 % type(self).__name__) from None
-
-    @startprob_.setter
-    def startprob_(self, value) -> None:
-        self._startprob = np.ascontiguousarray(value, dtype=np.float64)
-
-    @property
-    def transmat_(self) -> np.ndarray:
-        try:
-            return self._transmat
-        except AttributeError:
-            raise NotFittedError("%s has no transmat_: call fit or set the parameters"
-                                 % type(self).__name__) from None
-
-    @transmat_.setter
-    def transmat_(self, value) -> None:
-        self._transmat = np.ascontiguousarray(value, dtype=np.float64)
+    startprob_ = fitted_array("startprob_", "_startprob", "Start distribution (n_components,).")
+    transmat_ = fitted_array("transmat_", "_transmat",
+                             "Transition matrix (n_components, n_components), rows sum to 1.")
 
     @property
     def log_startprob_(self) -> np.ndarray:
@@ -293,8 +386,9 @@ class BaseHMM(BaseEstimator):
         """``log p(x_t | y_t = k)`` (n_samples, n_components) (hmmlearn's name)."""
         return self._log_lik(X)
 
-    def score(self, X, lengths=None) -> float:
-        """``log p(X)`` summed over the sequences."""
+    def score(self, X, lengths=None, *, y=None) -> float:
+        """``log p(X)`` summed over the sequences (``y`` is ignored, as in scikit-learn's
+        unsupervised estimators)."""
         return chain.log_likelihood(self.log_startprob_, self.log_transmat_, self._log_lik(X),
                                     lengths)
 

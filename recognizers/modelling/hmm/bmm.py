@@ -49,14 +49,24 @@ import numbers
 from pathlib import Path
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from recognizers.base import NotFittedError
-from recognizers.modelling.em import check_random_state
-from recognizers.modelling.hmm.base import check_observations
-from recognizers.modelling.hmm import bmm_core as _core
 from recognizers.modelling import chain as _chain
 from recognizers.modelling.dirichlet import SECOND_MOMENTS
+from recognizers.modelling.em import check_random_state
+from recognizers.modelling.hmm import bmm_core as _core
+from recognizers.modelling.hmm.multisensor import (  # re-exported: their historical home
+    PILOT_RESTARTS,
+    MultiSensorHMMInferenceMixin,
+    OnlineMultiSensorHMM,
+    best_permutation_accuracy,
+    mixture_profiles,
+    split_lengths,
+    starts_mask,
+    validate_symbols,
+)
 
 __all__ = [
     "BMMHMM",
@@ -72,228 +82,11 @@ _FORMAT_VERSION = 1
 
 
 # ---------------------------------------------------------------------------
-# input validation
-# ---------------------------------------------------------------------------
-
-
-def validate_symbols(X, n_features=None, n_symbols=None, *, name="X") -> np.ndarray:
-    """Check ``X`` is a 2-D array of non-negative integer symbols; return int64."""
-    if isinstance(X, (list, tuple)) and len(X) > 0 and isinstance(X[0], np.ndarray) and X[0].ndim == 2:
-        raise TypeError(
-            f"{name} must be one (n_samples, n_sensors) array; concatenate the "
-            "sequences and pass lengths="
-        )
-    arr = np.asarray(check_observations(X))
-    if arr.ndim != 2:
-        raise ValueError(
-            f"{name} must be 2-D (n_samples, n_sensors), got shape {arr.shape}; "
-            "use X.reshape(-1, 1) for a single sensor"
-        )
-    if arr.shape[0] == 0:
-        raise ValueError(f"{name} has no samples")
-    if arr.shape[1] == 0:
-        raise ValueError(f"{name} has no sensors (0 columns)")
-    if arr.dtype.kind == "b":
-        arr = arr.astype(np.int64)
-    elif arr.dtype.kind not in "iu":
-        raise TypeError(
-            f"{name} must hold integer symbols (got dtype {arr.dtype}); "
-            "discretise first, e.g. with np.digitize"
-        )
-    arr = np.ascontiguousarray(arr, dtype=np.int64)
-    if arr.min() < 0:
-        raise ValueError(f"{name} contains negative symbols (min {arr.min()})")
-    if n_features is not None and arr.shape[1] != n_features:
-        raise ValueError(
-            f"{name} has {arr.shape[1]} sensors but the model was fitted with {n_features}"
-        )
-    if n_symbols is not None:
-        top = arr.max(0)
-        bad = np.nonzero(top >= np.asarray(n_symbols))[0]
-        if bad.size:
-            s = int(bad[0])
-            raise ValueError(
-                f"{name}: sensor {s} has symbol {int(top[s])} but n_symbols[{s}] = "
-                f"{int(np.asarray(n_symbols)[s])}"
-            )
-    return arr
-
-
-def split_lengths(n_samples: int, lengths) -> np.ndarray:
-    """Validate ``lengths`` (hmmlearn convention) and return start offsets."""
-    if lengths is None:
-        return np.array([0], dtype=np.int64)
-    lens = np.asarray(lengths)
-    if lens.ndim != 1 or lens.size == 0:
-        raise ValueError("lengths must be a non-empty 1-D sequence of sequence lengths")
-    if lens.dtype.kind not in "iu":
-        if lens.dtype.kind == "f" and np.all(lens == np.round(lens)):
-            lens = lens.astype(np.int64)
-        else:
-            raise TypeError("lengths must be integers")
-    if np.any(lens <= 0):
-        raise ValueError("every length must be positive")
-    if int(lens.sum()) != n_samples:
-        raise ValueError(
-            f"lengths sum to {int(lens.sum())} but X has {n_samples} samples"
-        )
-    return np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
-
-
-def _starts_mask(n_samples: int, offsets: np.ndarray) -> np.ndarray:
-    starts = np.zeros(n_samples, dtype=np.bool_)
-    starts[offsets] = True
-    return starts
-
-
-def best_permutation_accuracy(y_true, y_pred, n_states=None):
-    """Accuracy after the best one-to-one matching of predicted to true states
-    (Hungarian algorithm on the confusion matrix)."""
-    from scipy.optimize import linear_sum_assignment
-
-    y_true = np.asarray(y_true, dtype=np.int64)
-    y_pred = np.asarray(y_pred, dtype=np.int64)
-    K = int(max(y_true.max(), y_pred.max()) + 1) if n_states is None else n_states
-    conf = np.zeros((K, K), dtype=np.int64)
-    np.add.at(conf, (y_true, y_pred), 1)
-    rows, cols = linear_sum_assignment(-conf)
-    return conf[rows, cols].sum() / y_true.size, dict(zip(cols.tolist(), rows.tolist()))
-
-
-PILOT_RESTARTS = 8
-
-
-def _mixture_profiles(X, ns, n_components, rng, *, window=1, n_sub=5000, n_iter=30,
-                      n_init=PILOT_RESTARTS, smoothing=0.5):
-    """Emission profiles of a mixture model fitted by EM on a random subsample of
-    windows of ``window`` consecutive frames of ``X``, each window taken to come
-    from one state (used only to tilt the BMM prior).
-
-    Returns a list of ``n_init`` arrays ``(S, N, M)``, one per EM restart
-    (k-means++ seeding), best pilot log-likelihood first."""
-    T, S = X.shape
-    N = n_components
-    M = int(ns.max())
-    window = max(1, min(int(window), T))
-    n_win = T - window + 1
-    starts = rng.choice(n_win, size=min(n_win, n_sub), replace=False) if n_win > n_sub else np.arange(n_win)
-    n = starts.size
-    idx = starts[:, None] + np.arange(window)[None, :]  # (n, window)
-    counts = []
-    for s in range(S):
-        c = np.zeros((n, int(ns[s])))
-        np.add.at(c, (np.repeat(np.arange(n), window), X[idx, s].ravel()), 1.0)
-        counts.append(c)
-    flat = np.concatenate(counts, 1)  # (n, sum M_s) for seeding distances
-    results = []
-    for _ in range(n_init):
-        # k-means++ seeding on the count vectors
-        seeds = [int(rng.integers(n))]
-        dist = ((flat - flat[seeds[0]]) ** 2).sum(1)
-        for _k in range(1, N):
-            nxt = int(rng.choice(n, p=dist / dist.sum())) if dist.sum() > 0 else int(rng.integers(n))
-            seeds.append(nxt)
-            dist = np.minimum(dist, ((flat - flat[nxt]) ** 2).sum(1))
-        d = np.stack([((flat - flat[i]) ** 2).sum(1) for i in seeds], 1)
-        resp = np.full((n, N), 1e-3)
-        resp[np.arange(n), d.argmin(1)] += 1.0
-        resp /= resp.sum(1, keepdims=True)
-        ll = prev = -np.inf
-        for _it in range(n_iter):
-            w = resp.sum(0) + 1e-9
-            logp = np.log(w / w.sum())[None, :].repeat(n, 0)
-            profs = []
-            for s in range(S):
-                cnt = resp.T @ counts[s] + smoothing  # (N, M_s)
-                prof = cnt / cnt.sum(1, keepdims=True)
-                profs.append(prof)
-                logp = logp + counts[s] @ np.log(prof).T
-            mx = logp.max(1, keepdims=True)
-            lse = mx[:, 0] + np.log(np.exp(logp - mx).sum(1))
-            ll = lse.sum()
-            resp = np.exp(logp - lse[:, None])
-            if ll - prev < 1e-6 * abs(ll):
-                break
-            prev = ll
-        out = np.zeros((S, N, M))
-        for s in range(S):
-            out[s, :, : ns[s]] = profs[s]
-        results.append((ll, len(results), out))
-    results.sort(key=lambda r: -r[0])
-    return [r[2] for r in results]
-
-
-# ---------------------------------------------------------------------------
-# shared inference (plug-in point estimates)
-# ---------------------------------------------------------------------------
-
-
-class MultiSensorHMMInferenceMixin:
-    """Prediction with point estimates for multi-sensor discrete HMMs.
-
-    Needs ``_log_params() -> (log_pi (N,), log_A (N, N), log_B (S, N, M))``,
-    ``_check_fitted()``, ``n_features_in_``, ``n_symbols_`` and ``algorithm``.
-    The recursions are :mod:`recognizers.modelling.chain`'s.
-    """
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.categorical = True  # integer symbols, one column per sensor
-        tags.input_tags.positive_only = True
-        tags.target_tags.required = False  # unsupervised: fit(X, lengths)
-        return tags
-
-    def _loglik(self, X, lengths):
-        self._check_fitted()
-        X = validate_symbols(X, self.n_features_in_, self.n_symbols_)
-        split_lengths(X.shape[0], lengths)  # uniform error messages
-        log_pi, log_A, log_B = self._log_params()
-        return log_pi, log_A, _core.emission_loglik(X, log_B)
-
-    def score_samples(self, X, lengths=None):
-        """``(log-likelihood, smoothed posteriors (T, N))`` as in hmmlearn."""
-        log_pi, log_A, ll = self._loglik(X, lengths)
-        res = _chain.smooth(log_pi, log_A, ll, lengths)
-        return res.loglik, res.posterior
-
-    def score(self, X, lengths=None):
-        """Log-likelihood of ``X`` under the point-estimate parameters."""
-        log_pi, log_A, ll = self._loglik(X, lengths)
-        return _chain.forward(log_pi, log_A, ll, lengths).loglik
-
-    def predict_proba(self, X, lengths=None):
-        """Smoothed posteriors ``P(Y_t | e_{1:T})`` (forward-backward)."""
-        return self.score_samples(X, lengths)[1]
-
-    def filter(self, X, lengths=None):
-        """Filtered posteriors ``P(Y_t | e_{1:t})`` without learning."""
-        log_pi, log_A, ll = self._loglik(X, lengths)
-        p = np.exp(_chain.forward(log_pi, log_A, ll, lengths).log_alpha)
-        return p / p.sum(1, keepdims=True)
-
-    def decode(self, X, lengths=None, algorithm=None):
-        """``(log-probability, states)``: Viterbi, or ``"map"`` (smoothed argmax)."""
-        algorithm = self.algorithm if algorithm is None else algorithm
-        if algorithm not in ("viterbi", "map"):
-            raise ValueError(f"algorithm must be 'viterbi' or 'map', got {algorithm!r}")
-        if algorithm == "map":
-            ll, post = self.score_samples(X, lengths)
-            return ll, post.argmax(1)
-        log_pi, log_A, ll = self._loglik(X, lengths)
-        res = _chain.viterbi(log_pi, log_A, ll, lengths)
-        return res.score, res.path
-
-    def predict(self, X, lengths=None):
-        """Most likely hidden states (``algorithm``: Viterbi or smoothed MAP)."""
-        return self.decode(X, lengths)[1]
-
-
-# ---------------------------------------------------------------------------
 # the model
 # ---------------------------------------------------------------------------
 
 
-class BMMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
+class BMMHMM(OnlineMultiSensorHMM):
     """Multi-sensor discrete HMM learnt online by Bayesian moment matching.
 
     Parameters
@@ -351,13 +144,49 @@ class BMMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
     min_precision : float
         Floor on every Dirichlet precision.
     random_state : None, int or numpy Generator
+
+    Attributes
+    ----------
+    startprob_concentration_ : ndarray of shape (n_components,)
+    transmat_concentration_ : ndarray of shape (n_components, n_components)
+    emissionprob_concentration_ : ndarray of shape (n_sensors, n_components, M)
+        The Dirichlet posterior (for a known observation model, the given
+        probabilities).
+    startprob_, transmat_, emissionprob_ : ndarray
+        Its means, the point estimates ``predict`` and ``score`` use.
+    belief_ : ndarray of shape (n_components,)
+        The current filtered belief over the hidden state.
+    n_features_in_ : int
+        Number of sensors.
+    n_symbols_ : ndarray of shape (n_sensors,)
+        Alphabet size per sensor.
+    n_steps_, n_sequences_ : int
+        Frames and sequences learnt from.
+    predictive_loglik_ : float
+        ``sum_t log P(e_t | e_{1:t-1})`` over the frames learnt from.
+    init_scores_ : ndarray of shape (n_init,)
+        ``fit``: each candidate prior's predictive log-likelihood on the prefix.
+
+    References
+    ----------
+    Omar, F. "Online Bayesian Learning in Probabilistic Graphical Models using Moment
+    Matching with Applications", PhD thesis, University of Waterloo, 2016.
     """
 
     _parameter_constraints = {
-        "method": ("fast", "lag1", "per_state"),
-        "second_moment": SECOND_MOMENTS,
-        "init": ("data", "random"),
-        "algorithm": ("viterbi", "map"),
+        **OnlineMultiSensorHMM._parameter_constraints,
+        "method": [StrOptions({"fast", "lag1", "per_state"})],
+        "second_moment": [StrOptions(set(SECOND_MOMENTS))],
+        "startprob_prior": [Interval(numbers.Real, 0, None, closed="neither"), "array-like"],
+        "transmat_prior": [Interval(numbers.Real, 0, None, closed="neither"), "array-like"],
+        "self_transition_prior": [Interval(numbers.Real, 0, None, closed="left")],
+        "emissionprob_prior": [Interval(numbers.Real, 0, None, closed="neither"),
+                               "array-like"],
+        "prior_asymmetry": [Interval(numbers.Real, 0, 1, closed="left")],
+        "emissionprob": [None, "array-like"],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init_frames": [Interval(numbers.Integral, 1, None, closed="left")],
+        "min_precision": [Interval(numbers.Real, 0, None, closed="neither")],
     }
 
     def __init__(
@@ -401,38 +230,10 @@ class BMMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
 
     # -- parameters ---------------------------------------------------------
 
-    def _check_params(self):
-        for name, allowed in self._parameter_constraints.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        if not isinstance(self.n_components, numbers.Integral) or self.n_components < 1:
-            raise ValueError(f"n_components must be a positive int, got {self.n_components!r}")
-        if not (0.0 <= float(self.prior_asymmetry) < 1.0):
-            raise ValueError("prior_asymmetry must be in [0, 1)")
-        if not (float(self.min_precision) > 0.0):
-            raise ValueError("min_precision must be positive")
-        if float(self.self_transition_prior) < 0:
-            raise ValueError("self_transition_prior must be >= 0")
-        if not isinstance(self.n_init, numbers.Integral) or self.n_init < 1:
-            raise ValueError(f"n_init must be a positive int, got {self.n_init!r}")
-        if not isinstance(self.init_frames, numbers.Integral) or self.init_frames < 1:
-            raise ValueError(f"init_frames must be a positive int, got {self.init_frames!r}")
-
     def _resolve_n_symbols(self, X):
-        S = X.shape[1]
-        if self.n_symbols is None:
-            if self.emissionprob is not None:
-                ns = np.full(S, np.asarray(self.emissionprob).shape[2], dtype=np.int64)
-                return ns
-            return (X.max(0) + 1).astype(np.int64)
-        ns = np.asarray(self.n_symbols, dtype=np.int64)
-        if ns.ndim == 0:
-            ns = np.full(S, int(ns), dtype=np.int64)
-        if ns.shape != (S,):
-            raise ValueError(f"n_symbols must be an int or have one entry per sensor ({S})")
-        if np.any(ns < 1):
-            raise ValueError("n_symbols must be positive")
-        return ns
+        if self.n_symbols is None and self.emissionprob is not None:
+            return np.full(X.shape[1], np.asarray(self.emissionprob).shape[2], dtype=np.int64)
+        return super()._resolve_n_symbols(X)
 
     def _positive(self, value, shape, name):
         a = np.asarray(value, dtype=np.float64)
@@ -444,12 +245,11 @@ class BMMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
             raise ValueError(f"{name} must be positive and finite")
         return a.copy()
 
-    def _init_posterior(self, X, targets=None):
+    def _init_state(self, X, targets=None):
         """Build the (non-symmetric) prior product of Dirichlets.
 
         ``targets`` ``(S, N, M)``: what each state's emission prior leans to
         (computed from ``X`` per ``init`` when None)."""
-        self._check_params()
         N = int(self.n_components)
         S = X.shape[1]
         ns = self._resolve_n_symbols(X)
@@ -555,20 +355,11 @@ class BMMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
         # "data": a short EM fit of a mixture of products of categoricals (the
         # HMM's emission model without the dynamics) on a subsample, seeded
         # k-means++-style; its component profiles are what the states lean to.
-        return _mixture_profiles(
+        return mixture_profiles(
             X, ns, N, rng, window=self.init_window, n_init=max(PILOT_RESTARTS, int(self.n_init))
         )
 
     # -- learning -----------------------------------------------------------
-
-    def _is_initialised(self):
-        return hasattr(self, "n_symbols_")
-
-    def _check_fitted(self):
-        if not self._is_initialised():
-            raise NotFittedError(
-                f"This {type(self).__name__} instance is not fitted yet; call fit or partial_fit"
-            )
 
     def _run(self, X, starts, learn=True):
         T = X.shape[0]
@@ -602,27 +393,19 @@ class BMMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
         self._open = True
         return post, logk
 
-    def fit(self, X, lengths=None):
-        """Reset to the prior and learn from ``X`` in one sweep (each sequence in turn).
-
-        With ``n_init > 1`` the candidate priors compete on the first
-        ``init_frames`` frames (see the class docstring).
-        """
-        self._check_params()
-        X = validate_symbols(X)
-        offsets = split_lengths(X.shape[0], lengths)
-        starts = _starts_mask(X.shape[0], offsets)
-        if self.n_symbols is not None or self.emissionprob is not None:
-            validate_symbols(X, n_symbols=self._resolve_n_symbols(X))
+    def _fit_pass(self, X, starts):
+        """``n_init`` candidate priors compete on the first ``init_frames`` frames (see
+        the class docstring); the best learns from the rest."""
         n_init = 1 if self.emissionprob is not None else int(self.n_init)
         tilts = [None] * n_init
         if self.emissionprob is None and np.ndim(self.emissionprob_prior) == 0:
-            tilts = self._tilt_targets(X, self._resolve_n_symbols(X), check_random_state(self.random_state))
+            tilts = self._tilt_targets(X, self._resolve_n_symbols(X),
+                                       check_random_state(self.random_state))
         P = min(int(self.init_frames), X.shape[0]) if n_init > 1 else 0
         best, best_score, scores = None, -np.inf, []
         for k in range(n_init):
             cand = type(self)(**{**self.get_params(), "n_init": 1})
-            cand._init_posterior(X, tilts[k])
+            cand._init_state(X, tilts[k])
             if P:
                 cand._run(X[:P], starts[:P])
             scores.append(cand.predictive_loglik_)
@@ -636,31 +419,10 @@ class BMMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
                 delattr(self, k)
         vars(self).update(state)
         self.init_scores_ = np.asarray(scores)
-        self.history_ = {"predictive_loglik": self.predictive_loglik_, "init_scores": self.init_scores_}
-        return self
+        self.history_ = {"predictive_loglik": self.predictive_loglik_,
+                         "init_scores": self.init_scores_}
 
-    def partial_fit(self, X, lengths=None):
-        """Continue learning online.
-
-        Without ``lengths`` the frames continue the current stream (a new
-        stream starts after :meth:`reset` or on first use); with ``lengths``
-        ``X`` holds complete sequences, each starting fresh.
-        """
-        self._check_params()
-        if not self._is_initialised():
-            X0 = validate_symbols(X)
-            if self.n_symbols is not None or self.emissionprob is not None:
-                validate_symbols(X0, n_symbols=self._resolve_n_symbols(X0))
-            self._init_posterior(X0)
-        X = validate_symbols(X, self.n_features_in_, self.n_symbols_)
-        if lengths is None:
-            starts = np.zeros(X.shape[0], dtype=np.bool_)
-            starts[0] = not self._open
-        else:
-            starts = _starts_mask(X.shape[0], split_lengths(X.shape[0], lengths))
-        self._run(X, starts)
-        return self
-
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit_filter(self, X):
         """Learn from frames that continue the current stream; return their filtered posteriors.
 
@@ -668,17 +430,7 @@ class BMMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
         ``P(Y_t | e_{1:t})`` ``(T, n_components)`` under the posterior as it was
         learnt up to each frame (what a live display shows while learning).
         """
-        self._check_params()
-        X0 = validate_symbols(X)
-        if not self._is_initialised():
-            if self.n_symbols is not None or self.emissionprob is not None:
-                validate_symbols(X0, n_symbols=self._resolve_n_symbols(X0))
-            self._init_posterior(X0)
-        X = validate_symbols(X0, self.n_features_in_, self.n_symbols_)
-        starts = np.zeros(X.shape[0], dtype=np.bool_)
-        if X.shape[0]:
-            starts[0] = not self._open
-        post, _ = self._run(X, starts)
+        post, _ = self._run(*self._stream_batch(X, None))
         return post
 
     def step(self, x, *, learn=True):
@@ -696,7 +448,7 @@ class BMMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
             self.partial_fit(X)
             return self._belief.copy()
         self._check_fitted()
-        X = validate_symbols(X, self.n_features_in_, self.n_symbols_)
+        X = validate_symbols(X, self, n_symbols=self.n_symbols_)
         if self.method == "lag1":
             self._flush()  # the pending frame is learnt from with the learning filter
         log_pi, log_A, log_B = self._log_params()
@@ -713,7 +465,7 @@ class BMMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
 
     def reset(self):
         """End the current stream; the next frame starts a new sequence."""
-        self._open = False
+        super().reset()
         if self._is_initialised() and self.method == "lag1":
             self._flush()
         if self._is_initialised():
@@ -867,7 +619,7 @@ class BMMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
                              % (g.shape, a.shape, b.shape, int(model.n_components)))
         if not (np.all(g > 0) and np.all(a > 0)):
             raise ValueError("start and transition concentrations must be positive")
-        model._check_params()
+        model._validate_params()
         model.n_features_in_ = S
         model.n_symbols_ = np.asarray(n_symbols).astype(np.int64)
         model._known = bool(known_emissions)

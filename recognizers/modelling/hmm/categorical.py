@@ -45,7 +45,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from recognizers.base import NotFittedError
 from recognizers.modelling.em import dirichlet_log_prior
-from recognizers.modelling.hmm.base import BaseHMM, check_observations, parse_param_names
+from recognizers.modelling.hmm.base import (
+    BaseHMM,
+    check_observations,
+    parse_param_names,
+    shared_docstring,
+)
 
 __all__ = [
     "CategoricalStats",
@@ -403,6 +408,7 @@ def count_supervised(symbols, states, n_components: int, n_values) -> Supervised
     return counts
 
 
+@shared_docstring
 class MultiCategoricalHMM(BaseHMM):
     """HMM over integer symbols, one categorical per sensor given the state.
 
@@ -424,24 +430,37 @@ class MultiCategoricalHMM(BaseHMM):
     like any symbol out of range.  Several sequences are concatenated and
     described by ``lengths``.
 
-    Hyperparameters (hmmlearn names; see :class:`recognizers.modelling.hmm.base.BaseHMM`)
-    ---------------------------------------------------------------------------
-    n_components : number of states (default 1; ``from_params`` takes it from the parameters)
-    n_values : (n_sensors,) ints, or None to use ``X.max(axis=0) + 1`` at fit
-    missing : None (default) or "sentinel"; "sentinel": the symbol ``n_values[s]``
-        marks a missing reading of sensor ``s`` (the walker's discretiser writes it)
-    startprob_prior, transmat_prior, emissionprob_prior : Dirichlet
-        concentrations (1: maximum likelihood; ``1 + c`` adds ``c`` pseudo-counts)
-    algorithm, random_state, n_iter, tol, verbose, params ("ste"),
-    init_params ("ste"), implementation (ignored), n_init
+    Parameters
+    ----------
+    n_components : int, default 1
+        Number of states (``from_params`` takes it from the parameters).
+    n_values : array-like of int of shape (n_sensors,) or None, default None
+        Symbols per sensor; None: ``X.max(axis=0) + 1`` at fit.
+    missing : {None, "sentinel"}, default None
+        "sentinel": the symbol ``n_values[s]`` marks a missing reading of sensor
+        ``s`` (the walker's discretiser writes it); None: it is out of range.
+%(chain_priors)s
+    emissionprob_prior : float or array-like, default 1.0
+        Dirichlet concentration of each emission row (``1 + c`` adds ``c``
+        pseudo-counts).
+%(em_settings)s
+    params, init_params : str or set of str, default "ste"
+        Parameters to update / to initialise (``s``, ``t``, ``e`` emissionprob).
 
     Attributes
     ----------
-    startprob_ (K,), transmat_ (K, K)
-    emissions_ : :class:`CategoricalEmissions`
-    emissionprob_ : (n_sensors, K, max(n_values) + 1), see ``CategoricalEmissions``
-    n_values_ : (n_sensors,)
-    after ``fit``: monitor_, converged_, n_iter_, history_, lower_bound_
+%(chain_attributes)s
+    emissions_ : CategoricalEmissions
+    emissionprob_ : ndarray of shape (n_sensors, n_components, max(n_values) + 1)
+        See :class:`CategoricalEmissions`.
+    n_values_ : ndarray of shape (n_sensors,)
+%(em_attributes)s
+
+    References
+    ----------
+    Omar, F. "Online Bayesian Learning in Probabilistic Graphical Models using Moment
+    Matching with Applications", PhD thesis, University of Waterloo, 2016.
+%(rabiner_1989)s
     """
 
     _emission_names = ("emissionprob",)
@@ -607,25 +626,17 @@ class MultiCategoricalHMM(BaseHMM):
                 raise ValueError("n_values must be None or a 1-D array of ints >= 1, got %r"
                                  % (self.n_values,))
 
-    def _symbols(self, X) -> np.ndarray:
-        X = np.asarray(check_observations(X))
-        if X.ndim != 2:
-            raise ValueError("X must be 2-D (n_samples, n_sensors) integer symbols, got shape %s"
-                             % (X.shape,))
-        if X.size and X.dtype.kind not in "iu":
-            raise ValueError("X must hold integer symbols, got dtype %s" % X.dtype)
+    def _symbols(self, X, *, fit: bool) -> np.ndarray:
+        X = check_observations(X, self, reset=fit, symbols=True,
+                               ensure_min_samples=1 if fit else 0)
         return np.ascontiguousarray(X, dtype=np.int64)
 
     def _validate_X(self, X, *, fit: bool) -> np.ndarray:
         sentinel = self.missing == "sentinel"
         if not fit:
-            return self.emissions_.check_symbols(X, allow_missing=sentinel)
-        X = self._symbols(X)
-        if X.shape[0] < 1 or X.shape[1] < 1:
-            raise ValueError("fit needs at least one sample of at least one sensor, got shape %s"
-                             % (X.shape,))
-        if X.min() < 0:
-            raise ValueError("symbols must be >= 0")
+            return self.emissions_.check_symbols(self._symbols(X, fit=False),
+                                                 allow_missing=sentinel)
+        X = self._symbols(X, fit=True)
         init = parse_param_names(self.init_params, self._param_names(), "init_params")
         if self.n_values is not None:
             nv = np.ascontiguousarray(self.n_values, dtype=np.int64)
@@ -687,14 +698,35 @@ class MultiCategoricalHMM(BaseHMM):
         return self.emissions_.n_parameters() if "emissionprob" in params else 0
 
 
+@shared_docstring
 class CategoricalHMM(MultiCategoricalHMM):
     """hmmlearn's ``CategoricalHMM``: one categorical symbol per frame.
 
-    ``X`` is (n_samples, 1) integer symbols in ``0 .. n_features - 1``;
-    ``emissionprob_`` is (n_components, n_features).  ``n_features=None`` is
-    set from the data at ``fit`` (as hmmlearn does).
-    """
+    ``X`` is (n_samples, 1) integer symbols in ``0 .. n_features - 1``.
 
+    Parameters
+    ----------
+    n_components : int, default 1
+        Number of states.
+%(chain_priors)s
+    emissionprob_prior : float or array-like, default 1.0
+        Dirichlet concentration of each emission row.
+    n_features : int or None, default None
+        Number of symbols; None: set from the data at ``fit`` (as hmmlearn does).
+%(em_settings)s
+    params, init_params : str or set of str, default "ste"
+        Parameters to update / to initialise.
+
+    Attributes
+    ----------
+%(chain_attributes)s
+    emissionprob_ : ndarray of shape (n_components, n_features)
+%(em_attributes)s
+
+    References
+    ----------
+%(rabiner_1989)s
+    """
 
     _parameter_constraints = {
         **BaseHMM._parameter_constraints,
@@ -742,7 +774,7 @@ class CategoricalHMM(MultiCategoricalHMM):
         self.emissions_ = CategoricalEmissions(B[None], [B.shape[1]])
 
     def _validate_X(self, X, *, fit: bool) -> np.ndarray:
-        X = self._symbols(X)
+        X = self._symbols(X, fit=fit)
         if X.shape[1] != 1:
             raise ValueError("CategoricalHMM takes X of shape (n_samples, 1), got %s"
                              % (X.shape,))

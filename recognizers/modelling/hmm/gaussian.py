@@ -20,7 +20,15 @@ from sklearn.utils._param_validation import (
     validate_parameter_constraints,
 )
 
-from recognizers.modelling.hmm.base import BaseHMM, check_observations, kmeans, parse_param_names
+from recognizers.modelling.hmm.base import (
+    BaseHMM,
+    check_observations,
+    fitted_array,
+    kmeans,
+    parse_param_names,
+    shared_docstring,
+    stored_array,
+)
 from recognizers.base import NotFittedError
 from recognizers.modelling.hmm.utils import fill_covars
 from recognizers.modelling.emissions import (
@@ -73,10 +81,8 @@ class _GaussianBase(BaseHMM):
                 D = self.means_.shape[-1]
             except AttributeError:
                 D = None
-        X = _check_X(check_observations(X), D)
-        if fit and X.shape[0] < 1:
-            raise ValueError("fit needs at least one sample")
-        return X
+        X = check_observations(X, self, reset=fit, ensure_min_samples=1 if fit else 0)
+        return _check_X(X, D)
 
     @property
     def n_features(self) -> int:
@@ -94,17 +100,7 @@ class _GaussianBase(BaseHMM):
     def n_features(self, value) -> None:
         self._n_features = int(value)
 
-    @property
-    def means_(self) -> np.ndarray:
-        try:
-            return self._means
-        except AttributeError:
-            raise NotFittedError("%s has no means_: call fit or set the parameters"
-                                 % type(self).__name__) from None
-
-    @means_.setter
-    def means_(self, value) -> None:
-        self._means = np.ascontiguousarray(value, dtype=np.float64)
+    means_ = fitted_array("means_", "_means", "Means of the states' Gaussians.")
 
     def _param_values(self):
         out = super()._param_values()
@@ -121,34 +117,44 @@ class _GaussianBase(BaseHMM):
             self._covars_ = cov
 
 
+@shared_docstring
 class GaussianHMM(_GaussianBase):
     """HMM with Gaussian emissions (hmmlearn's ``GaussianHMM``).
 
     Parameters
     ----------
-    n_components : int, number of states
-    covariance_type : "diag" (default), "full", "spherical" (one variance per state)
-        or "tied" (one full matrix shared by all states)
-    min_covar : float, floor on variances / eigenvalues in every M-step
-    startprob_prior, transmat_prior : Dirichlet concentrations (1: flat)
-    means_prior, means_weight, covars_prior, covars_weight : MAP priors of the
-        emission M-step (see :mod:`recognizers.modelling.emissions`)
-    algorithm : "viterbi" or "map", used by ``predict`` / ``decode``
-    random_state : None, int or Generator
-    n_iter, tol : EM stopping rule (absolute improvement of the objective)
-    verbose : print the objective per iteration to stderr
-    params, init_params : parameters to update / to initialise (letters
-        ``"stmc"`` or a set of names)
-    implementation : accepted for compatibility ("log" or "scaling"); ignored
-    n_init : number of random restarts (best objective kept)
+    n_components : int, default 1
+        Number of states.
+    covariance_type : {"diag", "full", "spherical", "tied"}, default "diag"
+        One diagonal, full or single-variance covariance per state, or one full
+        matrix shared by every state.
+    min_covar : float, default 1e-3
+        Floor on variances (eigenvalues) in every M-step.
+%(chain_priors)s
+    means_prior, means_weight : float or array-like, default 0
+        Normal prior of the means (mean, weight) in the MAP M-step.
+    covars_prior, covars_weight : float or array-like, default 1e-2 and 1
+        Inverse-Wishart / inverse-gamma prior of the covariances.
+%(em_settings)s
+    params, init_params : str or set of str, default "stmc"
+        Parameters to update / to initialise: hmmlearn letters (``s`` startprob,
+        ``t`` transmat, ``m`` means, ``c`` covars) or a set of names.
 
     Attributes
     ----------
-    startprob_ (K,), transmat_ (K, K), means_ (K, D),
-    covars_ : (K, D, D) full matrices for every covariance_type (hmmlearn's
-        convention; set it with the covariance_type's shape: (K, D) diag, (K,)
-        spherical, (K, D, D) full, (D, D) tied)
-    n_features, monitor_, converged_, n_iter_, history_, lower_bound_
+%(chain_attributes)s
+    means_ : ndarray of shape (n_components, n_features)
+    covars_ : ndarray of shape (n_components, n_features, n_features)
+        Full matrices whatever the covariance_type (hmmlearn's convention); set it
+        in the covariance_type's shape: (K, D) diag, (K,) spherical, (K, D, D)
+        full, (D, D) tied.
+    n_features : int
+        Dimension of the observations.
+%(em_attributes)s
+
+    References
+    ----------
+%(rabiner_1989)s
     """
 
     _emission_names = ("means", "covars")
@@ -182,14 +188,10 @@ class GaussianHMM(_GaussianBase):
         self.implementation = implementation
         self.n_init = n_init
 
-
     @property
     def covars_(self) -> np.ndarray:
-        try:
-            cov = self._covars_
-        except AttributeError:
-            raise NotFittedError("%s has no covars_: call fit or set the parameters"
-                                 % type(self).__name__) from None
+        """Covariances, (K, D, D) full matrices whatever the covariance_type."""
+        cov = stored_array(self, "_covars_", "covars_")
         return fill_covars(cov, self.covariance_type, int(self.n_components),
                            self.n_features)
 
@@ -209,13 +211,8 @@ class GaussianHMM(_GaussianBase):
 
     def _emissions(self):
         self._check_covariance_type()
-        means = self.means_
-        try:
-            cov = self._covars_
-        except AttributeError:
-            raise NotFittedError("%s has no covars_: call fit or set the parameters"
-                                 % type(self).__name__) from None
-        return make_gaussian_emissions(means, cov, self.covariance_type)
+        return make_gaussian_emissions(self.means_, stored_array(self, "_covars_", "covars_"),
+                                       self.covariance_type)
 
     def _set_emissions(self, emissions) -> None:
         self.means_ = emissions.means
@@ -250,19 +247,44 @@ class GaussianHMM(_GaussianBase):
         return n
 
 
+@shared_docstring
 class GMMHMM(_GaussianBase):
     """HMM with a Gaussian mixture per state (hmmlearn's ``GMMHMM``).
 
-    Parameters as hmmlearn's; ``covars_prior=None`` / ``covars_weight=None``
-    mean 1e-2 / 1 (the GaussianHMM defaults; hmmlearn's GMMHMM uses other
-    internal defaults, so EM paths differ slightly).  ``weights_prior`` is the
-    Dirichlet concentration of the mixture weights.
+    Parameters
+    ----------
+    n_components : int, default 1
+        Number of states.
+    n_mix : int, default 1
+        Gaussian components per state.
+    min_covar : float, default 1e-3
+        Floor on variances (eigenvalues) in every M-step.
+%(chain_priors)s
+    weights_prior : float or array-like of shape (n_components, n_mix), default 1.0
+        Dirichlet concentration of each state's mixture weights.
+    means_prior, means_weight : float or array-like, default 0.0
+        Normal prior of the means in the MAP M-step.
+    covars_prior, covars_weight : float, array-like or None, default None
+        Prior of the covariances; None means 1e-2 and 1, the GaussianHMM defaults
+        (hmmlearn's GMMHMM uses other internal defaults, so EM paths differ slightly).
+    covariance_type : {"diag", "full", "spherical", "tied"}, default "diag"
+        Per mixture component; "tied" shares one matrix among a state's components.
+%(em_settings)s
+    params, init_params : str or set of str, default "stmcw"
+        Parameters to update / to initialise (letters as GaussianHMM's, ``w`` weights).
 
     Attributes
     ----------
-    weights_ (K, n_mix), means_ (K, n_mix, D), covars_ (K, n_mix, D) for diag,
-    (K, n_mix) spherical, (K, n_mix, D, D) full, (K, D, D) tied (shared by a
-    state's mixtures); plus the chain attributes of :class:`GaussianHMM`.
+%(chain_attributes)s
+    weights_ : ndarray of shape (n_components, n_mix)
+    means_ : ndarray of shape (n_components, n_mix, n_features)
+    covars_ : ndarray
+        (K, n_mix, D) diag, (K, n_mix) spherical, (K, n_mix, D, D) full, (K, D, D) tied.
+%(em_attributes)s
+
+    References
+    ----------
+%(rabiner_1989)s
     """
 
     _emission_names = ("weights", "means", "covars")
@@ -306,29 +328,9 @@ class GMMHMM(_GaussianBase):
         if not np.isfinite(w).all() or np.any(w < 0):
             raise ValueError("weights_prior must be finite and >= 0")
 
-    @property
-    def weights_(self) -> np.ndarray:
-        try:
-            return self._weights
-        except AttributeError:
-            raise NotFittedError("%s has no weights_: call fit or set the parameters"
-                                 % type(self).__name__) from None
-
-    @weights_.setter
-    def weights_(self, value) -> None:
-        self._weights = np.ascontiguousarray(value, dtype=np.float64)
-
-    @property
-    def covars_(self) -> np.ndarray:
-        try:
-            return self._covars_
-        except AttributeError:
-            raise NotFittedError("%s has no covars_: call fit or set the parameters"
-                                 % type(self).__name__) from None
-
-    @covars_.setter
-    def covars_(self, value) -> None:
-        self._covars_ = np.ascontiguousarray(value, dtype=np.float64)
+    weights_ = fitted_array("weights_", "_weights", "Mixture weights (K, n_mix).")
+    covars_ = fitted_array("covars_", "_covars_", "Covariances of the mixture components, "
+                           "in the covariance_type's shape.")
 
     def _prior(self) -> GMMPrior:
         g = GaussianPrior(min_covar=float(self.min_covar), means_prior=self.means_prior,

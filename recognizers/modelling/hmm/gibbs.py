@@ -30,30 +30,56 @@ class CollapsedGibbsHMM(MultiCategoricalHMM):
 
     Parameters
     ----------
-    n_components : number of states
-    n_values : per-sensor symbol counts, or None (from the data)
-    missing : None or "sentinel" (the symbol ``n_values[s]`` marks a missing reading),
-        as in :class:`MultiCategoricalHMM`
-    startprob_prior, transmat_prior, emissionprob_prior : Dirichlet
-        concentrations (> 0; scalars or arrays)
-    self_transition_prior : extra concentration on the diagonal of the
-        transition prior (a "sticky" prior for persistent activities)
-    n_sweeps : total sweeps per chain (thesis: 500)
-    burn_in : sweeps discarded (default ``n_sweeps // 2``)
-    thin : keep every ``thin``-th sweep after burn-in
-    n_chains : independent chains; the one with the highest mean post-burn-in
-        log joint is kept, and all enter the R-hat diagnostic
-    rhat_threshold : ``converged_`` is ``rhat_ <= rhat_threshold``
-    algorithm, random_state, verbose : as for :class:`MultiCategoricalHMM`
+    n_components : int, default 1
+        Number of states.
+    n_values : array-like of int of shape (n_sensors,) or None, default None
+        Symbols per sensor; None: from the data.
+    missing : {None, "sentinel"}, default None
+        "sentinel": the symbol ``n_values[s]`` marks a missing reading, as in
+        :class:`MultiCategoricalHMM`.
+    startprob_prior, transmat_prior, emissionprob_prior : float or array-like, default 1.0
+        Dirichlet concentrations (> 0).
+    self_transition_prior : float, default 0.0
+        Extra concentration on the diagonal of the transition prior (a "sticky"
+        prior for persistent activities).
+    n_sweeps : int, default 500
+        Sweeps per chain (the thesis: 500).
+    burn_in : int or None, default None
+        Sweeps discarded; None: ``n_sweeps // 2``.
+    thin : int, default 1
+        Keep every ``thin``-th sweep after burn-in.
+    n_chains : int, default 1
+        Independent chains; the one with the highest mean post-burn-in log joint is
+        kept, and all enter the R-hat diagnostic.
+    rhat_threshold : float, default 1.1
+        ``converged_`` is ``rhat_ <= rhat_threshold``.
+    algorithm : {"viterbi", "map"}, default "viterbi"
+    random_state : None, int, RandomState or Generator, default None
+    verbose : bool, default False
 
     Attributes
     ----------
-    startprob_, transmat_, emissions_ / emissionprob_ : posterior means
-    states_ : (n_samples,) the last sampled state path of the kept chain
-    log_joint_ : (n_chains, n_sweeps) log p(y, x) after every sweep (eq 6.19)
-    rhat_ : split-R-hat of the post-burn-in log-joint traces
-    geweke_z_ : (n_chains,) Geweke z-scores of the post-burn-in traces
-    converged_, n_iter_ (= n_sweeps)
+    startprob_, transmat_, emissions_, emissionprob_ :
+        Posterior means (shapes as :class:`MultiCategoricalHMM`'s).
+    n_features_in_ : int
+    states_ : ndarray of shape (n_samples,)
+        The last sampled state path of the kept chain.
+    log_joint_ : ndarray of shape (n_chains, n_sweeps)
+        ``log p(y, x)`` after every sweep (thesis eq 6.19).
+    rhat_ : float
+        Split-R-hat of the post-burn-in log-joint traces.
+    geweke_z_ : ndarray of shape (n_chains,)
+        Geweke z-scores of the post-burn-in traces.
+    converged_ : bool
+    n_iter_ : int
+        ``n_sweeps``.
+
+    References
+    ----------
+    Omar, F. "Online Bayesian Learning in Probabilistic Graphical Models using Moment
+    Matching with Applications", PhD thesis, University of Waterloo, 2016.
+    Goldwater, S. and Griffiths, T. "A Fully Bayesian Approach to Unsupervised
+    Part-of-Speech Tagging", ACL, 2007.
     """
 
     params = "ste"

@@ -26,17 +26,10 @@ import numbers
 
 import numpy as np
 from numba import njit
-from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval
 
 from recognizers.modelling.em import check_random_state
-from recognizers.modelling.hmm.bmm import (
-    MultiSensorHMMInferenceMixin,
-    NotFittedError,
-    _mixture_profiles,
-    _starts_mask,
-    split_lengths,
-    validate_symbols,
-)
+from recognizers.modelling.hmm.multisensor import OnlineMultiSensorHMM, mixture_profiles
 
 __all__ = ["OnlineEMHMM"]
 
@@ -166,7 +159,7 @@ def _online_em_sweep(
     return t, n_starts
 
 
-class OnlineEMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
+class OnlineEMHMM(OnlineMultiSensorHMM):
     """Multi-sensor discrete HMM learnt by Cappé-style online EM (one pass).
 
     Parameters
@@ -185,7 +178,7 @@ class OnlineEMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
         Initial probability of staying in the same state.
     init : {"data", "random"}
         Initial emission probabilities: a time-less mixture fit on a subsample
-        (the same pilot as :class:`~recognizers.bmm.BMMHMM`) blended with
+        (the same pilot as :class:`~recognizers.modelling.hmm.bmm.BMMHMM`) blended with
         uniform, or random (also used when the first batch is too short for
         the pilot).
     init_window : int
@@ -194,9 +187,37 @@ class OnlineEMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
         Weight of the pilot/random profile in the initial emission rows.
     algorithm : {"viterbi", "map"}
     random_state : None, int or numpy Generator
+
+    Attributes
+    ----------
+    startprob_ : ndarray of shape (n_components,)
+    transmat_ : ndarray of shape (n_components, n_components)
+    emissionprob_ : ndarray of shape (n_sensors, n_components, M)
+        The current parameters (0 beyond ``n_symbols_[s]``).
+    n_features_in_ : int
+        Number of sensors.
+    n_symbols_ : ndarray of shape (n_sensors,)
+    n_steps_ : int
+        Frames learnt from.
+    predictive_loglik_ : float
+        ``sum_t log P(e_t | e_{1:t-1})`` over the frames learnt from.
+
+    References
+    ----------
+    Cappé, O. "Online EM Algorithm for Hidden Markov Models", Journal of
+    Computational and Graphical Statistics 20(3), 2011.
+    Omar, F. "Online Bayesian Learning in Probabilistic Graphical Models using Moment
+    Matching with Applications", PhD thesis, University of Waterloo, 2016.
     """
 
-    _parameter_constraints = {"init": ("data", "random"), "algorithm": ("viterbi", "map")}
+    _parameter_constraints = {
+        **OnlineMultiSensorHMM._parameter_constraints,
+        "step_exponent": [Interval(numbers.Real, 0.5, 1, closed="right")],
+        "burn_in": [Interval(numbers.Integral, 1, None, closed="left")],
+        "smoothing": [Interval(numbers.Real, 0, None, closed="neither")],
+        "self_transition": [Interval(numbers.Real, 0, 1, closed="left")],
+        "init_blend": [Interval(numbers.Real, 0, 1, closed="left")],
+    }
 
     def __init__(
         self,
@@ -225,47 +246,18 @@ class OnlineEMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
         self.algorithm = algorithm
         self.random_state = random_state
 
-    def _check_params(self):
-        for name, allowed in self._parameter_constraints.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        if not isinstance(self.n_components, numbers.Integral) or self.n_components < 1:
-            raise ValueError("n_components must be a positive int")
-        if not (0.5 < float(self.step_exponent) <= 1.0):
-            raise ValueError("step_exponent must be in (0.5, 1]")
-        if not (float(self.smoothing) > 0):
-            raise ValueError("smoothing must be positive")
-        if not (0.0 <= float(self.self_transition) < 1.0):
-            raise ValueError("self_transition must be in [0, 1)")
-        if not (0.0 <= float(self.init_blend) < 1.0):
-            raise ValueError("init_blend must be in [0, 1)")
-        if int(self.burn_in) < 1:
-            raise ValueError("burn_in must be >= 1")
-
-    def _resolve_n_symbols(self, X):
-        S = X.shape[1]
-        if self.n_symbols is None:
-            return (X.max(0) + 1).astype(np.int64)
-        ns = np.asarray(self.n_symbols, dtype=np.int64)
-        if ns.ndim == 0:
-            ns = np.full(S, int(ns), dtype=np.int64)
-        if ns.shape != (S,) or np.any(ns < 1):
-            raise ValueError(f"n_symbols must be a positive int or one per sensor ({S})")
-        return ns
-
-    def _init_params(self, X):
-        self._check_params()
+    def _init_state(self, X):
+        """Initial parameters and empty statistics from the first batch ``X``."""
         rng = check_random_state(self.random_state)
         N = int(self.n_components)
         S = X.shape[1]
         ns = self._resolve_n_symbols(X)
-        validate_symbols(X, n_symbols=ns)
         M = int(ns.max())
         st = float(self.self_transition)
         A = np.full((N, N), (1 - st) / max(N - 1, 1))
         A[np.diag_indices(N)] = st if N > 1 else 1.0
         if self.init == "data" and X.shape[0] >= 4 * N * max(1, int(self.init_window)):
-            prof = _mixture_profiles(X, ns, N, rng, window=int(self.init_window))[0]
+            prof = mixture_profiles(X, ns, N, rng, window=int(self.init_window))[0]
         else:
             prof = np.zeros((S, N, M))
             for s in range(S):
@@ -289,15 +281,6 @@ class OnlineEMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
         self.n_steps_ = 0
         self.predictive_loglik_ = 0.0
 
-    def _is_initialised(self):
-        return hasattr(self, "n_symbols_")
-
-    def _check_fitted(self):
-        if not self._is_initialised():
-            raise NotFittedError(
-                f"This {type(self).__name__} instance is not fitted yet; call fit or partial_fit"
-            )
-
     def _run(self, X, starts):
         T = X.shape[0]
         post = np.empty((T, int(self.n_components)))
@@ -312,28 +295,9 @@ class OnlineEMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
         self._open = True
         return post, logk
 
-    def fit(self, X, lengths=None):
-        """Reset and run online EM over ``X`` once (sequences in order)."""
-        self._check_params()
-        X = validate_symbols(X)
-        offsets = split_lengths(X.shape[0], lengths)
-        self._init_params(X)
-        self._run(X, _starts_mask(X.shape[0], offsets))
-        return self
-
-    def partial_fit(self, X, lengths=None):
-        """Continue online EM (same stream semantics as ``BMMHMM.partial_fit``)."""
-        self._check_params()
-        if not self._is_initialised():
-            self._init_params(validate_symbols(X))
-        X = validate_symbols(X, self.n_features_in_, self.n_symbols_)
-        if lengths is None:
-            starts = np.zeros(X.shape[0], dtype=np.bool_)
-            starts[0] = not self._open
-        else:
-            starts = _starts_mask(X.shape[0], split_lengths(X.shape[0], lengths))
+    def _fit_pass(self, X, starts):
+        self._init_state(X)
         self._run(X, starts)
-        return self
 
     def step(self, x):
         """Learn from one frame; return the filtered posterior."""
@@ -342,11 +306,6 @@ class OnlineEMHMM(MultiSensorHMMInferenceMixin, BaseEstimator):
             raise ValueError(f"step expects one frame of shape (n_sensors,), got {x.shape}")
         self.partial_fit(x.reshape(1, -1))
         return self._phi.copy()
-
-    def reset(self):
-        """End the current stream; the next frame starts a new sequence."""
-        self._open = False
-        return self
 
     @property
     def startprob_(self):

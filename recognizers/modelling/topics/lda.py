@@ -46,32 +46,60 @@ class LDA(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int, number of topics K.
-    method : "bmm" (Bayesian moment matching, thesis Algorithms 3/5/6), "gibbs"
-        (collapsed Gibbs sampling) or "vb" (batch variational Bayes).
-    doc_topic_prior, topic_word_prior : float or None (1 / n_components, as
-        scikit-learn), the symmetric Dirichlet priors alpha and beta.
-    n_passes : BMM sweeps over the data (1: the thesis' single pass; more passes
-        count every word again, which sharpens the posterior like more data).
-    max_iter : Gibbs sweeps (default 1000) or VB iterations (default 100).
-    tol : VB stops when the bound's relative change is below it.
-    batch_size : documents per batch for BMM's progress display (None: all).
-    init_asymmetry : the first topic Dirichlets are ``beta * (1 + init_asymmetry * U)``,
-        U uniform on [0, 1) (eq 5.9's asymmetric start, which breaks label switching).
-        The default 3 is still under 0.04 pseudo-counts for beta = 0.01, far from one
-        token's weight; measured against 0.01: held-out perplexity 3,394 vs 4,190 on
-        Reuters, 2,584 vs 2,666 on NewsArticles, level on the thesis set.
-    verbose : 0 silent, 1 a progress bar.
-    random_state : int, RandomState-like seed or None.
+    n_components : int, default 10
+        Number of topics K.
+    method : {"bmm", "gibbs", "vb"}, default "bmm"
+        Bayesian moment matching (thesis Algorithms 3/5/6), collapsed Gibbs
+        sampling or batch variational Bayes.
+    doc_topic_prior, topic_word_prior : float or None, default None
+        The symmetric Dirichlet priors alpha and beta; None: ``1 / n_components``,
+        as scikit-learn.
+    n_passes : int, default 1
+        BMM sweeps over the data (1: the thesis' single pass; more passes count
+        every word again, which sharpens the posterior like more data).
+    max_iter : int or None, default None
+        Gibbs sweeps (None: 1000) or VB iterations (None: 100).
+    tol : float, default 1e-4
+        VB stops when the bound's relative change is below it.
+    batch_size : int or None, default None
+        Documents per batch for BMM's progress display (None: all).
+    init_asymmetry : float, default 3.0
+        The first topic Dirichlets are ``beta * (1 + init_asymmetry * U)``, U uniform
+        on [0, 1) (eq 5.9's asymmetric start, which breaks label switching).  3 is
+        still under 0.04 pseudo-counts for beta = 0.01, far from one token's weight;
+        measured against 0.01: held-out perplexity 3,394 vs 4,190 on Reuters, 2,584
+        vs 2,666 on NewsArticles, level on the thesis set.
+    verbose : int, default 0
+        0 silent, 1 a progress bar.
+    random_state : None, int or RandomState, default None
 
     Attributes
     ----------
-    components_ : (K, W) topic-word Dirichlet parameters.
-    topic_word_ : (K, W) their means (rows sum to 1).
-    doc_topic_prior_ : (K,) alpha.  topic_word_prior_ : float, beta.
-    n_features_in_ : W.  n_documents_seen_, n_tokens_seen_ : totals learnt from.
-    n_iter_ : passes, sweeps or iterations of the last fit.  bound_ : VB's bound
-        after each iteration (empty for the other learners).
+    components_ : ndarray of shape (n_components, n_features)
+        Topic-word Dirichlet parameters.
+    topic_word_ : ndarray of shape (n_components, n_features)
+        Their means (rows sum to 1).
+    doc_topic_prior_ : ndarray of shape (n_components,)
+        alpha.
+    topic_word_prior_ : float
+        beta.
+    n_features_in_ : int
+        Vocabulary size W.
+    n_documents_seen_, n_tokens_seen_ : int
+        Totals learnt from.
+    n_iter_ : int
+        Passes, sweeps or iterations of the last fit.
+    bound_ : ndarray
+        VB's bound after each iteration (empty for the other learners).
+
+    References
+    ----------
+    Blei, D. M., Ng, A. Y. and Jordan, M. I. "Latent Dirichlet Allocation", Journal
+    of Machine Learning Research 3, 2003.
+    Griffiths, T. L. and Steyvers, M. "Finding Scientific Topics", Proceedings of
+    the National Academy of Sciences 101 (suppl. 1), 2004.
+    Omar, F. "Online Bayesian Learning in Probabilistic Graphical Models using Moment
+    Matching with Applications", PhD thesis, University of Waterloo, 2016.
     """
 
     _parameter_constraints = {

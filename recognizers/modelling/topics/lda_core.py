@@ -15,7 +15,7 @@ coordinate, eqs 5.44-5.45, is ill-conditioned for a 1000-word topic whose first
 word is rare):
 
 * ``theta_d`` (Algorithm 3 when ``phi`` is fixed): the mixture over topics
-  ``sum_t c_t Dir(alpha_d + e_t)``, projected by ``bmm_core.update_row`` (the same
+  ``sum_t c_t Dir(alpha_d + e_t)``, projected by ``dirichlet.update_row`` (the same
   O(K) projection the HMM BMM uses for a transition row).
 * ``phi_t`` (Algorithm 6): the two-component mixture
   ``c_t Dir(beta_t + e_w) + (1 - c_t) Dir(beta_t)``.  Its projection rescales every
@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from recognizers.modelling.hmm.bmm_core import MODE_SUM, update_row
+from recognizers.modelling.dirichlet import MODE_SUM, update_row
 
 __all__ = [
     "bmm_phi_update",

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils import check_array
+from sklearn.utils.validation import check_non_negative
 
 from recognizers.modelling.topics.lda_core import completion_loglik, fold_in_theta
 
@@ -36,45 +38,34 @@ def check_vocabulary(M: sp.csr_matrix, n_words: int) -> sp.csr_matrix:
 def check_counts(X, name: str = "X") -> sp.csr_matrix:
     """A document-term count matrix as CSR int64 after checking it.
 
-    Accepts scipy.sparse or array-like ``(n_docs, n_words)``; raises ValueError for
-    NaN/inf, negative or fractional counts, a wrong number of axes, no documents
-    or an empty vocabulary.  Empty documents are allowed.
+    scikit-learn's :func:`~sklearn.utils.check_array` and
+    :func:`~sklearn.utils.validation.check_non_negative` refuse, in their own words,
+    NaN/inf, complex or non-numeric values, a wrong number of axes, no documents, an
+    empty vocabulary and negative counts; fractional counts are refused here (the
+    moment-matching and Gibbs learners draw whole tokens).  Empty documents are
+    allowed.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_docs, n_words)
+        Word counts, in any scipy.sparse format or dense.
+    name : str, default "X"
+        The argument's name in messages.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of int64, shape (n_docs, n_words)
+        Explicit zeros dropped, duplicates summed, int64 indices.
     """
-    if sp.issparse(X):
-        M = sp.csr_matrix(X)
-        data = np.asarray(M.data)
-    else:
-        try:
-            A = np.asarray(X)
-            complex_input = A.dtype.kind == "c"  # a float64 cast would drop the imaginary part
-            if not complex_input:
-                A = A.astype(np.float64, copy=False)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a numeric document-term count matrix") from None
-        if complex_input:
-            raise ValueError(f"Complex data not supported: {name} must hold counts")
-        if A.ndim != 2:
-            raise ValueError(f"{name} must be 2-D (n_docs, n_words), got shape {A.shape}")
-        M = None
-        data = A
-    if data.dtype.kind == "c":
-        raise ValueError(f"Complex data not supported: {name} must hold counts")
-    if data.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must hold numeric counts, got dtype {data.dtype}")
-    shape = M.shape if M is not None else data.shape
-    if shape[1] == 0:
-        raise ValueError(f"{name} has an empty vocabulary (0 columns)")
-    if shape[0] == 0:
-        raise ValueError(f"{name} has no documents (0 rows)")
-    d = data.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(d)):
-        raise ValueError(f"{name} contains NaN or infinite counts")
-    if np.any(d < 0):
-        raise ValueError(f"{name} contains negative counts")
-    if np.any(d != np.round(d)):
+    A = check_array(X, accept_sparse="csr", dtype="numeric", input_name=name)
+    data = A.data if sp.issparse(A) else A
+    try:
+        check_non_negative(A, name)
+    except ValueError as exc:  # scikit-learn's words, then what the model needs
+        raise ValueError(f"{exc} {name} must hold word counts.") from None
+    if np.any(data != np.round(data)):
         raise ValueError(f"{name} contains fractional counts; LDA needs integer word counts")
-    if M is None:
-        M = sp.csr_matrix(data)
+    M = sp.csr_matrix(A)
     M = sp.csr_matrix((np.asarray(M.data, dtype=np.int64), M.indices, M.indptr), shape=M.shape)
     M.eliminate_zeros()
     M.sum_duplicates()

@@ -33,7 +33,7 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.chain import _normalise_inplace
@@ -140,25 +140,58 @@ class SupervisedLDA(TopicSoftmaxMixin, ClassifierMixin, TransformerMixin, BaseEs
 
     Parameters
     ----------
-    n_components : K, the number of topics.
-    doc_topic_prior : alpha, symmetric Dirichlet of the proportions (Zhang et al.'s
-        baseline: 0.1).  topic_word_prior : eta of the topics' Dirichlet.
-    max_iter : EM iterations of ``fit``; tol : stop when the topics' mean relative change
+    n_components : int, default 10
+        K, the number of topics.
+    doc_topic_prior : float, default 0.1
+        alpha, the symmetric Dirichlet of the proportions (Zhang et al.'s baseline).
+    topic_word_prior : float, default 0.01
+        eta, the Dirichlet of the topics.
+    max_iter : int, default 100
+        EM iterations of ``fit``.
+    tol : float, default 1e-4
+        ``fit`` stops when the topics' mean relative change
         ``mean |d lambda| / mean lambda`` is below it.
-    max_doc_iter, doc_tol : each document's E-step limit and mean |d gamma| tolerance.
-    label_weight : scale of the label term (0: plain LDA with a classifier that is never
-        trained, coef_ = 0).  label_penalty : L2 penalty on the weights.
-    max_label_iter : L-BFGS iterations of each M-step of the weights.
-    learning_offset, learning_decay, total_samples : ``partial_fit``'s rate
-        ``(tau0 + t)^-kappa`` and the corpus size a mini-batch stands for.
-    random_state : seed of the random topics at the start.
+    max_doc_iter : int, default 100
+        Each document's E-step limit.
+    doc_tol : float, default 1e-4
+        Each document's mean ``|d gamma|`` tolerance.
+    label_weight : float, default 1.0
+        Scale of the label term (0: plain LDA with a classifier that is never
+        trained, ``coef_ = 0``).
+    label_penalty : float, default 1.0
+        L2 penalty on the label weights.
+    max_label_iter : int, default 50
+        L-BFGS iterations of each M-step of the weights.
+    learning_offset, learning_decay : float, default 1.0 and 0.6
+        ``partial_fit``'s rate ``(tau0 + t)^-kappa``.
+    total_samples : float, default 1e4
+        The corpus size a ``partial_fit`` mini-batch stands for.
+    random_state : None, int or RandomState, default None
+        Seed of the random topics at the start.
 
     Attributes
     ----------
-    classes_ (C,), coef_ (C, K) the softmax weights, components_ (K, W) lambda,
-    topic_word_ (K, W), n_topics_used_ (topics with >= 1 % of the words), n_iter_,
-    n_batches_, n_documents_seen_, seed_.  ``_learned_attributes`` names the learned
-    state (arrays and numbers) to save and restore onto a fresh instance.
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (n_classes, n_components)
+        The softmax weights.
+    components_ : ndarray of shape (n_components, n_features)
+        lambda, the topics' Dirichlet parameters.
+    topic_word_ : ndarray of shape (n_components, n_features)
+        Their means.
+    n_features_in_ : int
+    n_topics_used_ : int
+        Topics with at least 1 % of the words.
+    n_iter_, n_batches_, n_documents_seen_, seed_ : int
+
+    ``_learned_attributes`` names the learned state (arrays and numbers) to save and
+    restore onto a fresh instance.
+
+    References
+    ----------
+    Wang, C., Blei, D. M. and Fei-Fei, L. "Simultaneous Image Classification and
+    Annotation", CVPR, 2009.
+    Zhang, C., Ek, C. H., Gratal, X., Pokorny, F. T. and Kjellström, H. "Supervised
+    Hierarchical Dirichlet Processes with Variational Inference", ICCV Workshops, 2013.
     """
 
     _parameter_constraints = {
@@ -269,12 +302,32 @@ class SupervisedLDA(TopicSoftmaxMixin, ClassifierMixin, TransformerMixin, BaseEs
         tags.input_tags.sparse = True
         return tags
 
+    def _check_target(self, X, y) -> np.ndarray:
+        """The labels, checked before the counts so a target that cannot train a
+        classifier (None, one class, continuous values) is named as such."""
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the "
+                             "target y is None")
+        return check_labels(y, _num_samples(X))
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Batch variational EM from scratch on documents X (counts) with labels y."""
-        M = check_counts(X)
-        y = check_labels(y, M.shape[0])
+        """Batch variational EM from scratch on documents X with labels y.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_docs, n_words)
+            Integer word counts.
+        y : array-like of shape (n_docs,)
+            Class labels (at least two classes).
+
+        Returns
+        -------
+        self
+        """
+        y = self._check_target(X, y)
         classes = _check_classes(y)
+        M = check_counts(X)
         labels = encode_labels(y, classes)
         self._init_state(M, classes)
         phi = np.zeros((M.nnz, self.n_components))
@@ -293,8 +346,8 @@ class SupervisedLDA(TopicSoftmaxMixin, ClassifierMixin, TransformerMixin, BaseEs
     def partial_fit(self, X, y, classes=None):
         """One online step on the labelled mini-batch (X, y); ``classes`` on the first
         call (every label the stream holds)."""
+        y = self._check_target(X, y)
         M = check_counts(X)
-        y = check_labels(y, M.shape[0])
         first = not hasattr(self, "components_")
         if first:
             if classes is None:
