@@ -166,7 +166,8 @@ class HCRFDPM(SequenceClassifier):
         ``prune``); ``restart_scores_`` per restart.
     pruned_ : (L,) bool, the states deleted by the pruning step (never visited).
     objective_ : float, training negative conditional log-likelihood.
-    n_iter_ : int, L-BFGS-B iterations in all.
+    n_iter_ : int, L-BFGS-B iterations in all (objective evaluations for a deletion
+        trial stopped at its slack).
     n_features_in_ : int
 
     References
