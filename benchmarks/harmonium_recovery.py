@@ -140,6 +140,9 @@ def main(argv=None):
     ap.add_argument("--paper-prior", action="store_true",
                     help="also the paper's per-row MCEM prior (prior_sharing='row')")
     ap.add_argument("--sizes", default="25,50,100,200", help="training sizes N")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="override a BayesianHarmonium setting (repeatable), e.g. "
+                         "n_gibbs_steps=5; without it the defaults run")
     args = ap.parse_args(argv)
     sizes = [int(n) for n in args.sizes.split(",")]
     runs, sweeps = args.runs, 1000
@@ -148,6 +151,9 @@ def main(argv=None):
         sizes, runs, sweeps = [25, 100], 2, 200
         ml.update(n_iter=200)
         by.update(ml_n_iter=200, n_burn_in=100, n_samples=20, n_em_iter=3)
+    for item in args.set:
+        name, _, value = item.partition("=")
+        by[name] = json.loads(value) if value[:1] in "0123456789-.[{tfn" else value
     print("settings: M=100 J=10 theta=0 sizes", sizes, "runs", runs, "Gibbs sweeps per datum", sweeps)
     print("ML:", ml)
     print("Langevin:", by)

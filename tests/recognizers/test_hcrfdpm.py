@@ -8,7 +8,7 @@ from sklearn.base import clone
 
 from recognizers.modelling.crf import hcrfdpm_core as core
 from recognizers.modelling import sticks
-from recognizers.modelling.crf.hcrfdpm import HCRFDPM, encode_signed
+from recognizers.modelling.crf.hcrfdpm import HCRFDPM, _delete_states, encode_signed
 from recognizers.modelling.datasets import make_two_hmm_task
 
 L, C, D = 3, 2, 2
@@ -152,7 +152,7 @@ def test_rescaled_theta_leaves_every_potential_and_the_likelihood_unchanged(prob
 
 def test_fit_keeps_learnt_sticks_and_the_objective_never_rises():
     X, y = _hmm_pair(np.random.default_rng(4), 30)
-    m = HCRFDPM(n_states=8, n_outer=2, random_state=0).fit(X, y)
+    m = HCRFDPM(n_states=8, n_outer=2, prune=False, random_state=0).fit(X, y)
     # the kept model is the last round's: its El are the learnt sticks' E[log pi]
     assert m.taus_ is not None
     for got, want in zip(m.El_, core.expected_logs(m.taus_, 2)):
@@ -164,6 +164,45 @@ def test_fit_keeps_learnt_sticks_and_the_objective_never_rises():
     assert 1 <= m.n_states_used_ < 8
     assert m.stick_weights_y_[:, ~m.states_used_].max() < 0.02
     np.testing.assert_allclose(m.stick_weights_y_.sum(axis=1), 1.0)
+
+
+def test_deleted_state_is_the_model_of_the_other_states(problem):
+    # A deleted state's paths drop out exactly: the partitions equal the enumeration
+    # over the paths that avoid it, and its marginals are 0.
+    F, lengths, y, params, El, _ = problem
+    dead = np.array([False, True, False])
+    p2 = _delete_states(params, El, dead)
+    np.testing.assert_allclose(p2[0], params[0])
+    np.testing.assert_allclose(p2[2], params[2])
+    G, _, logZ = core.label_statistics(F, lengths, p2, El, np.ones((len(lengths), C)))
+    assert np.all(G[:, :, 1] == 0.0)
+    for n, Fn in enumerate(seqs(F, lengths)):
+        for c in range(C):
+            paths, sc, _ = enumerate_seq(Fn, params, El, c)
+            alive = [s for p, s in zip(paths, sc) if 1 not in p]
+            assert logZ[n, c] == pytest.approx(np.logaddexp.reduce(alive), rel=1e-10)
+
+
+def test_pruning_deletes_states_within_the_slack_and_keeps_learnt_sticks():
+    X, y = _hmm_pair(np.random.default_rng(4), 30)
+    kw = dict(n_states=8, random_state=0)
+    full = HCRFDPM(prune=False, **kw).fit(X, y)
+    m = HCRFDPM(**kw).fit(X, y)                               # prune=True: the defaults
+    # the same fit up to the pruning step, then one more checkpoint
+    np.testing.assert_allclose(m.checkpoint_scores_[:-1], full.checkpoint_scores_)
+    assert -m.objective_ == pytest.approx(m.checkpoint_scores_[-1])
+    assert m.objective_ <= full.objective_ + m.prune_tol * len(X)
+    # deleted states are never visited, every used state survived, and fewer are used
+    assert m.pruned_.any() and not (m.pruned_ & m.states_used_).any()
+    assert np.all(m.state_usage_[:, m.pruned_] == 0.0)
+    assert 1 <= m.n_states_used_ <= full.n_states_used_
+    # the kept sticks are those learnt from the pruned model
+    for got, want in zip(m.El_, core.expected_logs(m.taus_, 2)):
+        np.testing.assert_allclose(got, want)
+    assert m.stick_weights_y_[:, m.pruned_].max() < 0.02
+    # with no slack a deletion must not raise the objective at all
+    strict = HCRFDPM(prune_tol=0.0, prune_iter=3, **kw).fit(X, y)
+    assert strict.objective_ <= full.objective_
 
 
 def _hmm_pair(rng, n, T=12):

@@ -7,7 +7,9 @@ conditional log-likelihood over theta >= 0 with the sticks' E[log pi] plugged in
 no regularisation, and a stick phase, the closed-form Beta posteriors of the stick
 pieces given the chain posteriors of the fitted model. Between the two, theta is
 rescaled so that the new sticks leave every potential theta * E[log pi], hence the
-model, unchanged (see :meth:`HCRFDPM._fit_once`).
+model, unchanged (see :meth:`HCRFDPM._fit_once`). A last pruning step deletes the
+states whose removal costs the training objective (almost) nothing
+(:meth:`HCRFDPM._prune`).
 
 References
 ----------
@@ -52,6 +54,37 @@ def encode_signed(X):
     return np.hstack([np.maximum(X, 0.0), np.maximum(-X, 0.0), np.ones((X.shape[0], 1))])
 
 
+# Log-potential per frame of a deleted state: exp(-1e4) underflows to exactly 0 in the
+# chain's scaled recursions, so no path visits it and its statistics are exactly 0.
+_DELETED_LOG_POTENTIAL = 1e4
+
+
+class _TargetReached(Exception):
+    def __init__(self, x, nll):
+        super().__init__()
+        self.x, self.nll = x, float(nll)
+
+
+def _state_usage(F, lengths, yi, params, El):
+    """(C, L) share of each label's expected frame occupancy per state, every training
+    sequence under its own label."""
+    C = params[1].shape[1]
+    Wt = np.zeros((len(lengths), C))
+    Wt[np.arange(len(lengths)), yi] = 1.0
+    occ = core.label_statistics(F, lengths, params, El, Wt)[0].sum(axis=1)
+    return occ / np.maximum(occ.sum(axis=1, keepdims=True), 1e-300)
+
+
+def _delete_states(params, El, states):
+    """params with the label weights of ``states`` (L,) bool set so that their label
+    potential theta_y * El_y is -1e4 per frame under every label: the model of the
+    other states, expressed in the same (theta, El) arrays."""
+    theta_x, theta_y, theta_e = params
+    theta_y = theta_y.copy()
+    theta_y[states] = _DELETED_LOG_POTENTIAL / -El[1][states]
+    return theta_x, theta_y, theta_e
+
+
 class HCRFDPM(SequenceClassifier):
     """Hidden-state CRF with Dirichlet-process selection of its shared hidden states.
 
@@ -90,7 +123,7 @@ class HCRFDPM(SequenceClassifier):
     n_restarts : int, default 1
         Random starts; the best by validation macro-F1 (with ``X_val``) or by training
         conditional log-likelihood is kept.
-    n_outer : int, default 2
+    n_outer : int, default 1
         Stick phase + theta phase rounds after the first theta phase.
     max_var_iter : int, default 100
         Alternations of sticks and concentrations in a stick phase (``update_alpha``).
@@ -105,6 +138,16 @@ class HCRFDPM(SequenceClassifier):
     usage_threshold : float, default 0.05
         A state is used by a label when it holds at least this share of the label's
         expected frame occupancy.
+    prune : bool, default True
+        After the rounds, delete the states the model does not need (:meth:`_prune`):
+        theta is free, so the sticks alone cannot empty a state that the first theta
+        phase filled; a deletion move accepted by the objective can.
+    prune_tol : float, default 0.01
+        Worsening of the training objective, in nats per training sequence, that a
+        deletion may cost (in all, measured against the unpruned fit).
+    prune_iter : int, default 10
+        L-BFGS-B iterations of each deletion trial's warm theta phase; a short trial
+        accepts only the states whose frames the others take over readily.
     random_state : int, RandomState instance or None
 
     Attributes
@@ -119,9 +162,12 @@ class HCRFDPM(SequenceClassifier):
     states_used_ : (L,) bool, used by some label; ``n_states_used_`` their number;
         ``states_per_label_`` (C,) states used per label.
     checkpoint_scores_ : score after each theta phase of the kept restart (validation
-        macro-F1, or minus the training objective); ``restart_scores_`` per restart.
+        macro-F1, or minus the training objective), the pruned model's last (with
+        ``prune``); ``restart_scores_`` per restart.
+    pruned_ : (L,) bool, the states deleted by the pruning step (never visited).
     objective_ : float, training negative conditional log-likelihood.
-    n_iter_ : int, L-BFGS-B iterations in all.
+    n_iter_ : int, L-BFGS-B iterations in all (objective evaluations for a deletion
+        trial stopped at its slack).
     n_features_in_ : int
 
     References
@@ -148,14 +194,18 @@ class HCRFDPM(SequenceClassifier):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "var_tol": [Interval(numbers.Real, 0, None, closed="left")],
         "usage_threshold": [Interval(numbers.Real, 0, 1, closed="both")],
+        "prune": ["boolean"],
+        "prune_tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "prune_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
 
     def __init__(self, n_states=10, alpha=1.0, update_alpha=False, s1=1000.0, s2=10.0,
                  clamped=True, init="label-prior", count_weights="occupancy",
-                 n_restarts=1, n_outer=2, max_var_iter=100,
+                 n_restarts=1, n_outer=1, max_var_iter=100,
                  max_grad_iter=300, warm_grad_iter=100, tol=1e-7, var_tol=1e-4,
-                 usage_threshold=0.05, random_state=None):
+                 usage_threshold=0.05, prune=True, prune_tol=0.01, prune_iter=10,
+                 random_state=None):
         self.n_states = n_states
         self.alpha = alpha
         self.update_alpha = update_alpha
@@ -172,6 +222,9 @@ class HCRFDPM(SequenceClassifier):
         self.tol = tol
         self.var_tol = var_tol
         self.usage_threshold = usage_threshold
+        self.prune = prune
+        self.prune_tol = prune_tol
+        self.prune_iter = prune_iter
         self.random_state = random_state
 
     # -- input -------------------------------------------------------------------
@@ -222,7 +275,12 @@ class HCRFDPM(SequenceClassifier):
                 break
         return taus, alphas
 
-    def _phase2(self, F, lengths, yi, params, El, max_iter):
+    def _phase2(self, F, lengths, yi, params, El, max_iter, pruned=None, target=None):
+        """L-BFGS-B on theta >= 0 from ``params`` under fixed sticks ``El``; the label
+        weights of ``pruned`` states are held at their deletion value (see :meth:`_prune`),
+        and the search stops at the first point whose objective is <= ``target``."""
+        if pruned is not None and pruned.any():
+            params = _delete_states(params, El, pruned)
         shapes = [p.shape for p in params]
         sizes = [p.size for p in params]
 
@@ -233,13 +291,27 @@ class HCRFDPM(SequenceClassifier):
                 i += sz
             return out
 
+        n_eval = [0]
+
         def f(v):
             nll, grads = core.nll_and_grad(F, lengths, yi, unpack(v), El)
+            n_eval[0] += 1
+            if target is not None and nll <= target:
+                raise _TargetReached(v.copy(), nll)
             return nll, np.concatenate([g.ravel() for g in grads])
 
         v0 = np.concatenate([p.ravel() for p in params])
-        res = minimize(f, v0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * v0.size,
-                       options={"maxiter": max_iter, "ftol": self.tol})
+        bounds = [(0.0, None)] * v0.size
+        if pruned is not None:
+            fixed = params[0].size + np.flatnonzero(
+                np.repeat(pruned[:, None], params[1].shape[1], axis=1).ravel())
+            for i in fixed:
+                bounds[i] = (v0[i], v0[i])
+        try:
+            res = minimize(f, v0, jac=True, method="L-BFGS-B", bounds=bounds,
+                           options={"maxiter": max_iter, "ftol": self.tol})
+        except _TargetReached as hit:    # L-BFGS-B evaluates only points inside the bounds
+            return tuple(unpack(hit.x)), hit.nll, n_eval[0]
         return tuple(unpack(res.x)), float(res.fun), int(res.nit)
 
     def _fit_once(self, F, lengths, yi, C, rng, score):
@@ -275,7 +347,54 @@ class HCRFDPM(SequenceClassifier):
             params, nll, nit = self._phase2(F, lengths, yi, params, El, int(self.warm_grad_iter))
             n_iter += nit
             self.checkpoint_scores_.append(score(params, El, nll))
-        return self.checkpoint_scores_[-1], params, taus, alphas, nll, n_iter, El
+        pruned = np.zeros(L, dtype=bool)
+        if self.prune:
+            params, nll, pruned, nit = self._prune(F, lengths, yi, params, El, nll)
+            n_iter += nit
+            if pruned.any():              # sticks of the pruned model; theta follows them
+                taus, alphas = self._phase1(F, lengths, yi, params, El, alphas)
+                El_new = core.expected_logs(taus, C)
+                params = core.rescale_to_sticks(params, El, El_new)
+                El = El_new
+            self.checkpoint_scores_.append(score(params, El, nll))
+        return self.checkpoint_scores_[-1], params, taus, alphas, nll, n_iter, El, pruned
+
+    def _prune(self, F, lengths, yi, params, El, nll):
+        """Delete states while the training objective does not worsen by more than
+        ``prune_tol`` nats per sequence: first every state below ``usage_threshold``
+        at once, then the used ones one by one, least used first, each trial a warm
+        theta phase of ``prune_iter`` iterations that stops as soon as it is within the
+        slack; the accepted deletions then get a warm theta phase of ``warm_grad_iter``.
+
+        A deleted state keeps its arrays but its label potential is -1e4 per frame
+        (:func:`_delete_states`), so no path visits it: its occupancy is 0, the next
+        stick phase gives it the prior's share of what is left (negligible), and the
+        model is that of the remaining states. This is the Dirichlet-process prior's
+        preference for fewer components made explicit: the unregularised theta can
+        always keep a state alive, so only a move that removes it and asks the
+        objective can empty it. Returns (params, nll, pruned (L,) bool, L-BFGS-B
+        iterations)."""
+        L = params[1].shape[0]
+        usage = _state_usage(F, lengths, yi, params, El).max(axis=0)
+        pruned = np.zeros(L, dtype=bool)
+        slack = float(self.prune_tol) * len(lengths)
+        trials = [usage < self.usage_threshold]
+        trials += [np.arange(L) == k for k in np.argsort(usage) if usage[k] >= self.usage_threshold]
+        n_iter, kept_nll = 0, nll
+        for drop in trials:
+            cand = pruned | drop
+            if cand.all() or (cand == pruned).all():
+                continue
+            p, f, nit = self._phase2(F, lengths, yi, params, El, int(self.prune_iter), cand,
+                                     target=nll + slack)
+            n_iter += nit
+            if f <= nll + slack:          # against the unpruned fit: the slack is not a ratchet
+                params, pruned, kept_nll = p, cand, f
+        if pruned.any():                  # the trials stop at the slack: finish the fit
+            params, kept_nll, nit = self._phase2(F, lengths, yi, params, El,
+                                                 int(self.warm_grad_iter), pruned)
+            n_iter += nit
+        return params, kept_nll, pruned, n_iter
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, lengths=None, X_val=None, y_val=None, lengths_val=None):
@@ -315,12 +434,13 @@ class HCRFDPM(SequenceClassifier):
         best = None
         self.restart_scores_ = []
         for _ in range(int(self.n_restarts)):
-            sc, params, taus, alphas, nll, n_iter, El = self._fit_once(F, lengths, yi, C, rng,
-                                                                      score)
+            sc, params, taus, alphas, nll, n_iter, El, pruned = self._fit_once(
+                F, lengths, yi, C, rng, score)
             self.restart_scores_.append(float(sc))
             if best is None or sc > best[0]:
-                best = (sc, params, taus, alphas, nll, n_iter, El, self.checkpoint_scores_)
-        _, params, taus, alphas, nll, n_iter, El, self.checkpoint_scores_ = best
+                best = (sc, params, taus, alphas, nll, n_iter, El, pruned,
+                        self.checkpoint_scores_)
+        _, params, taus, alphas, nll, n_iter, El, self.pruned_, self.checkpoint_scores_ = best
         self._set_model(params, taus, alphas, El)
         self.objective_, self.n_iter_ = nll, n_iter
         self._usage(F, lengths, yi)
@@ -339,12 +459,7 @@ class HCRFDPM(SequenceClassifier):
             self.stick_weights_y_ = sticks.expected_weights(a, b)  # (C, L) E[pi_y(h_k | y)]
 
     def _usage(self, F, lengths, yi):
-        C = len(self.classes_)
-        Wt = np.zeros((len(lengths), C))
-        Wt[np.arange(len(lengths)), yi] = 1.0
-        G, _, _ = core.label_statistics(F, lengths, self._params(), self.El_, Wt)
-        occ = G.sum(axis=1)                                          # (C, L)
-        self.state_usage_ = occ / np.maximum(occ.sum(axis=1, keepdims=True), 1e-300)
+        self.state_usage_ = _state_usage(F, lengths, yi, self._params(), self.El_)
         self._count_used_states()
 
     def _count_used_states(self):

@@ -36,11 +36,12 @@ def edge_el(el_pieces, n_classes):
     return el_pieces.reshape(L, L, n_classes).transpose(2, 0, 1).copy()
 
 
-def label_scores(F, theta_x, theta_y, theta_e, El_x, El_y, El_e, y):
-    """Node (T, L) and edge (L, L) log-potentials of label y (eq. 5 / 31)."""
-    U = F @ (theta_x * El_x).T + (theta_y[:, y] * El_y[:, y])[None, :]
+def label_scores(Ux, theta_y, theta_e, El_y, El_e, y):
+    """Node (T, L) and edge (L, L) log-potentials of label y (eq. 5 / 31), given the
+    label-free feature term Ux = F @ (theta_x * El_x).T (T, L) shared by every label."""
+    U = Ux + (theta_y[:, y] * El_y[:, y])[None, :]
     A = theta_e[y] * El_e[y]
-    return np.ascontiguousarray(U), np.ascontiguousarray(A)
+    return U, np.ascontiguousarray(A)
 
 
 @numba.njit(cache=True)
@@ -76,8 +77,9 @@ def _passes(F, lengths, params, El, stats):
     logZ = np.empty((C, N))
     P = np.zeros((C, F.shape[0], L)) if stats else np.zeros((C, 1, L))
     X = np.zeros((N, C, L, L)) if stats else np.zeros((1, C, L, L))
+    Ux = F @ (theta_x * El[0]).T
     for y in range(C):
-        U, A = label_scores(F, theta_x, theta_y, theta_e, *El, y)
+        U, A = label_scores(Ux, theta_y, theta_e, El[1], El[2], y)
         _label_pass(U, A, offsets, P[y], X[:, y], logZ[y], stats)
     return logZ.T.copy(), P, X, offsets
 

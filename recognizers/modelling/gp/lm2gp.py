@@ -154,6 +154,60 @@ def latent_prior_and_grad(X, resp, m, beta, W, nu):
     return val, grad
 
 
+class BackMap:
+    """Kernel ridge regression from standardised observations to latent points.
+
+    The GP maps latent points to observations; new frames need the reverse. This is
+    the back-constraint of Lawrence and Quinonero-Candela (ICML 2006) fitted after
+    training: an RBF kernel regression on ``n_centres`` training frames (Nystrom form,
+    every training frame in the loss), bandwidth the median squared distance between
+    centres, ridge ``ridge * N``. One map for every frame, so a training frame gets
+    (nearly) its fitted latent point and a new frame the point its neighbours in
+    observation space suggest.
+
+    Parameters
+    ----------
+    Y : ndarray (N, D)
+        Standardised training observations.
+    latent : ndarray (N, Q)
+        Their fitted latent points.
+    rng : numpy RandomState
+        Chooses the centres.
+    n_centres : int
+    ridge : float
+
+    Attributes
+    ----------
+    centres : ndarray (M, D)
+    gamma : float
+        Inverse squared bandwidth.
+    weights : ndarray (M, Q)
+    """
+
+    def __init__(self, Y, latent, rng, n_centres=300, ridge=1e-6):
+        N = len(Y)
+        M = min(int(n_centres), N)
+        self.centres = Y[np.sort(rng.choice(N, M, replace=False))]
+        d2 = _sqdist(self.centres, self.centres)
+        positive = d2[d2 > 0]
+        self.gamma = 1.0 / (np.median(positive) if positive.size else 1.0)
+        Kcc = np.exp(-self.gamma * d2)
+        Knc = self._features(Y)
+        A = Knc.T @ Knc + ridge * N * Kcc
+        A[np.diag_indices(M)] += 1e-10 * np.trace(A) / M     # keeps A positive definite
+        self.weights = np.linalg.solve(A, Knc.T @ latent)
+
+    def _features(self, Y):
+        return np.exp(-self.gamma * _sqdist(Y, self.centres))
+
+    def __call__(self, Y):
+        """Latent points (T, Q) of standardised observations Y (T, D)."""
+        out = np.empty((len(Y), self.weights.shape[1]))
+        for s in range(0, len(Y), 4096):  # bounded memory for long recordings
+            out[s:s + 4096] = self._features(Y[s:s + 4096]) @ self.weights
+        return out
+
+
 class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
     """Latent-manifold GP with a stick-breaking HMM on the latent points.
 
@@ -192,6 +246,8 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         Inducing inputs.
     kernel_params_ : ndarray (3,)
         ``(log_s2, log_ell, log_noise)``.
+    back_map_ : BackMap
+        Observations -> latent points, used by ``transform`` and ``predict``.
     hmm_ : StickBreakingHMM
         Fitted on ``latent_``; its labels are the regimes.
     labels_ : ndarray (N,)
@@ -321,14 +377,15 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         self.latent_ = Xl
         self.inducing_ = Zl
         self.kernel_params_ = hyp
-        self._Yf = Yf
+        self.back_map_ = BackMap(Yf, Xl, rng)
         self.n_states_used_ = self.hmm_.n_states_used_
         self.labels_ = self.hmm_.labels_
         return self
 
     def transform(self, X):
-        """Latent points of frames: the latent point of the nearest (standardised)
-        training frame (a training frame maps to its own latent point).
+        """Latent points of frames by the back map fitted at training (:class:`BackMap`):
+        a training frame gets close to its fitted point, a new frame a point from its
+        neighbours in observation space.
 
         Parameters
         ----------
@@ -340,11 +397,7 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "latent_")
         Y, _ = stack_sequences(X, estimator=self, reset=False)
-        Yn = (Y - self.y_mean_) / self.y_scale_
-        nearest = np.empty(len(Yn), dtype=np.int64)
-        for s in range(0, len(Yn), 1024):  # bounded memory for long recordings
-            nearest[s:s + 1024] = np.argmin(_sqdist(Yn[s:s + 1024], self._Yf), axis=1)
-        return self.latent_[nearest].copy()
+        return self.back_map_((Y - self.y_mean_) / self.y_scale_)
 
     def predict(self, X, lengths=None):
         """Regime per frame: Viterbi of the stick-breaking HMM on the latent points.
