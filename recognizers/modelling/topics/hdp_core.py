@@ -531,10 +531,13 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
             _sticks(Nt, alpha, elog_pi, a, b)
             bound = _one_bound(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha,
                                varphi, zeta, elog_pi, a, b)
-            if sticks_on and not sup:
+            if sticks_on:
                 bound = _tidy_document(lo, hi, d, indices, counts, elog_phi, elog_beta,
                                        alpha, varphi, zeta, Nt, elog_pi, a, b, bound,
                                        zeta_copy, varphi_copy)
+                if ready:  # the label term's r and g follow the document topics
+                    _label_r(d, varphi, Ex, r)
+                    _label_g(lo, hi, counts, zeta, r, g, logG, w)
             if sticks_on and abs(bound - old) <= tol * abs(bound):
                 break
             old = bound
@@ -763,9 +766,10 @@ def split_document_topics(indptr, counts, varphi, zeta, k, k2, share):
 
     In each document, every document topic ``t`` mapped mostly to ``k`` hands the
     ``share[e]`` part of each word entry's assignment to the document's least used
-    other document topic ``u``, which takes ``t``'s map with the mass on ``k`` moved
-    to ``k2``; ``share`` (nnz,) is each entry's responsibility of the new sub-topic.
-    Returns the number of document topics split."""
+    other document topic ``u`` if that is nearly empty (under 1 % of the words),
+    which takes ``t``'s map with the mass on ``k`` moved to ``k2``; ``share`` (nnz,)
+    is each entry's responsibility of the new sub-topic.  Returns the number of
+    document topics split."""
     D, T, K = varphi.shape
     Nt = np.empty(T)
     taken = np.zeros(T, np.bool_)
@@ -789,7 +793,10 @@ def split_document_topics(indptr, counts, varphi, zeta, k, k2, share):
             for v in range(T):
                 if not taken[v] and (u < 0 or Nt[v] < Nt[u]):
                     u = v
-            if u < 0:
+            total = 0.0
+            for v in range(T):
+                total += Nt[v]
+            if u < 0 or Nt[u] > 0.01 * total:
                 break  # every document topic is in use
             taken[u] = True
             split += 1
