@@ -18,6 +18,7 @@ the topics' E[log phi] ``dirichlet.expected_log``; the document kernel is
 """
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -335,12 +336,15 @@ class HDP(TransformerMixin, BaseEstimator):
     def _word_cluster_start(self, M) -> None:
         """Topics from k-means clusters of the words (the ``init`` parameter)."""
         from sklearn.cluster import KMeans
+        from sklearn.exceptions import ConvergenceWarning
         K, W = self.components_.shape
         k0 = min(K if self.initial_topics is None else int(self.initial_topics), W)
         columns = sp.csr_matrix(M.T)
         norms = np.sqrt(np.asarray(columns.multiply(columns).sum(1)).ravel())
         unit = sp.diags(1.0 / np.maximum(norms, 1e-300)) @ columns
-        group = KMeans(k0, n_init=1, random_state=self.seed_).fit(unit).labels_
+        with warnings.catch_warnings():  # (fewer distinct words than groups: fine)
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            group = KMeans(k0, n_init=1, random_state=self.seed_).fit(unit).labels_
         frequency = np.asarray(M.sum(0)).ravel()
         self.components_ = np.full((K, W), float(self.topic_word_prior))
         self.components_[group, np.arange(W)] += frequency

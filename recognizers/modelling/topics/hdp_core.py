@@ -282,7 +282,7 @@ def _try_document_change(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha,
     _sticks(Nt, alpha, elog_pi, a, b)
     new = _one_bound(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
                      elog_pi, a, b)
-    if new > bound:
+    if new > bound + 1e-9 * abs(bound):  # (a clear gain: ties do not flip the choice)
         return new
     T = Nt.shape[0]
     for e in range(lo, hi):
