@@ -4,10 +4,12 @@
     hdp = HDP(n_components=30, doc_truncation=10).fit(X)   # X: (n_docs, n_words) counts
     hdp.n_topics_used_, hdp.topic_word_, hdp.transform(X), hdp.completion_perplexity(X_test)
 
-``fit`` is batch coordinate ascent: the document factors are warm-started from the
-previous iteration, and when the bound settles, merge, delete, birth and reorder moves
-(Hughes, Kim & Sudderth 2015; exact merge gains in ``hdp_moves``) are kept only if the
-whole-corpus bound rises, so ``bound_`` never decreases.  ``partial_fit`` is
+``fit`` is batch coordinate ascent from a word-cluster start: the document factors are
+warm-started from the previous iteration (the kernel also joins and reorders each
+document's topics when that raises its bound), and when the bound settles, merge,
+delete, split, birth and reorder moves (Hughes, Kim & Sudderth 2015; exact merge gains
+and the split proposals in ``hdp_moves``) are kept only if the whole-corpus bound
+rises, so ``bound_`` never decreases.  ``partial_fit`` is
 the online (stochastic natural-gradient) form: each mini-batch's documents are
 inferred from scratch and the corpus factors move by ``rho = (tau0 + t)^-kappa``
 towards the estimate from ``total_samples`` copies of the batch (no moves).
@@ -47,7 +49,7 @@ class HDP(TransformerMixin, BaseEstimator):
 
     Wang, Paisley & Blei's variational HDP (corpus sticks, document-level sticks whose
     topics map to corpus topics), fitted by batch coordinate ascent with Hughes, Kim &
-    Sudderth's moves: merges, deletes and births, each kept only if the whole-corpus
+    Sudderth's moves: merges, deletes, splits and births, each kept only if the whole-corpus
     bound rises, so ``bound_`` never decreases and the count of topics follows the
     bound rather than the start.  ``partial_fit`` is the online form (no moves).
 
