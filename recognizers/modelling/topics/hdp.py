@@ -36,9 +36,9 @@ from recognizers.modelling.topics.hdp_core import corpus_statistics as corpus_st
 from recognizers.modelling.topics.hdp_core import (doc_bound, doc_estep, doc_estep_labelled,
                                                    join_document_topics, split_document_topics,
                                                    varphi_without_topic)
-from recognizers.modelling.topics.hdp_moves import (merge_gains, neg_entropy,
-                                                    split_proposal, stick_merge_gains, stick_term,
-                                                    topic_log_b, update_merge_gains)
+from recognizers.modelling.topics.hdp_moves import (merge_gains, neg_entropy, split_proposal,
+                                                    stick_merge_gains, stick_term, topic_log_b,
+                                                    update_merge_gains)
 from recognizers.modelling.topics.perplexity import heldout_perplexity
 
 __all__ = ["HDP"]
