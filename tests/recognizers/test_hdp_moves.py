@@ -1,4 +1,4 @@
-"""HDP's merge, delete, birth and reorder moves against brute force on tiny corpora:
+"""HDP's merge, delete, split, birth and reorder moves against brute force on tiny corpora:
 the bound a move reports is the bound recomputed from scratch, the exact merge gains
 are the bound differences of actually merging, two copies of a topic always merge,
 deleting an empty topic changes nothing, births grow a run started with one topic."""
@@ -138,6 +138,37 @@ def test_a_kept_delete_reports_the_bound_from_scratch_and_a_refused_one_restores
             np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta), rtol=1e-10)
             bound = new
     assert kept > 0 and refused > 0
+
+
+def blended_state(seed):
+    """A model whose two biggest topics were joined into one blend (the second's slot
+    left empty) and its document factors; the blend's bound."""
+    m, M, varphi, zeta, _ = fitted_state(K=6, T=4, seed=seed, n_docs=40, n_words=30,
+                                         iters=8)
+    i, j = np.argsort(-m.topic_counts_)[:2]
+    varphi[:, :, i] += varphi[:, :, j]
+    varphi[:, :, j] = 0.0
+    bound = m._globals_from_locals(M, varphi, zeta, None)
+    return m, M, varphi, zeta, bound, int(i), int(j)
+
+
+def test_a_kept_split_reports_the_bound_from_scratch_and_a_refused_one_restores():
+    kept = 0
+    for seed in range(4):
+        m, M, varphi, zeta, bound, i, j = blended_state(seed)
+        before = m._snapshot(varphi, zeta)
+        new = m._split_moves(M, varphi, zeta, bound, None)
+        if new is None:
+            np.testing.assert_array_equal(varphi, before[0])
+            np.testing.assert_array_equal(zeta, before[1])
+            np.testing.assert_array_equal(m.components_, before[2]["components_"])
+            continue
+        kept += 1
+        assert new > bound
+        np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta), rtol=1e-10)
+        # the blend's two halves are two topics again
+        assert m.n_components - np.sum(m.topic_counts_ < 1e-3 * m.topic_counts_.sum()) >= 2
+    assert kept >= 2  # a blend of two planted bars is split
 
 
 def test_sort_move_gain_is_exact():

@@ -4,10 +4,12 @@
     hdp = HDP(n_components=30, doc_truncation=10).fit(X)   # X: (n_docs, n_words) counts
     hdp.n_topics_used_, hdp.topic_word_, hdp.transform(X), hdp.completion_perplexity(X_test)
 
-``fit`` is batch coordinate ascent: the document factors are warm-started from the
-previous iteration, and when the bound settles, merge, delete, birth and reorder moves
-(Hughes, Kim & Sudderth 2015; exact merge gains in ``hdp_moves``) are kept only if the
-whole-corpus bound rises, so ``bound_`` never decreases.  ``partial_fit`` is
+``fit`` is batch coordinate ascent from a word-cluster start: the document factors are
+warm-started from the previous iteration (the kernel also joins and reorders each
+document's topics when that raises its bound), and when the bound settles, merge,
+delete, split, birth and reorder moves (Hughes, Kim & Sudderth 2015; exact merge gains
+and the split proposals in ``hdp_moves``) are kept only if the whole-corpus bound
+rises, so ``bound_`` never decreases.  ``partial_fit`` is
 the online (stochastic natural-gradient) form: each mini-batch's documents are
 inferred from scratch and the corpus factors move by ``rho = (tau0 + t)^-kappa``
 towards the estimate from ``total_samples`` copies of the batch (no moves).
@@ -18,6 +20,7 @@ the topics' E[log phi] ``dirichlet.expected_log``; the document kernel is
 """
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -25,14 +28,15 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.topics.hdp_core import corpus_statistics as corpus_statistics_kernel
 from recognizers.modelling.topics.hdp_core import (doc_bound, doc_estep, doc_estep_labelled,
-                                                   join_document_topics, varphi_without_topic)
-from recognizers.modelling.topics.hdp_moves import (merge_gains, neg_entropy,
+                                                   join_document_topics, split_document_topics,
+                                                   varphi_without_topic)
+from recognizers.modelling.topics.hdp_moves import (merge_gains, neg_entropy, split_proposal,
                                                     stick_merge_gains, stick_term, topic_log_b,
                                                     update_merge_gains)
 from recognizers.modelling.topics.perplexity import heldout_perplexity
@@ -45,7 +49,7 @@ class HDP(TransformerMixin, BaseEstimator):
 
     Wang, Paisley & Blei's variational HDP (corpus sticks, document-level sticks whose
     topics map to corpus topics), fitted by batch coordinate ascent with Hughes, Kim &
-    Sudderth's moves: merges, deletes and births, each kept only if the whole-corpus
+    Sudderth's moves: merges, deletes, splits and births, each kept only if the whole-corpus
     bound rises, so ``bound_`` never decreases and the count of topics follows the
     bound rather than the start.  ``partial_fit`` is the online form (no moves).
 
@@ -85,6 +89,14 @@ class HDP(TransformerMixin, BaseEstimator):
     initial_topics : int or None, default=None
         Topics the random start spreads the words over (None: all ``n_components``);
         births fill the others.
+    init : {"word-clusters", "random"}, default="word-clusters"
+        ``fit``'s start.  "word-clusters": the words are clustered by the documents
+        they occur in (k-means of the vocabulary's cosine-normalised count columns
+        into ``initial_topics`` or ``n_components`` groups) and each topic starts as
+        the corpus frequencies of one group's words, so no topic starts as a blend of
+        themes (merges then join the groups of one theme); "random": random topics
+        of the corpus' size (Wang et al.'s start).  ``partial_fit`` always starts
+        at random.
     random_state : int, RandomState instance or None, default=None
         Seed of the random start.
 
@@ -159,6 +171,7 @@ class HDP(TransformerMixin, BaseEstimator):
         "sort_topics": ["boolean"],
         "moves": ["boolean"],
         "initial_topics": [Interval(Integral, 1, None, closed="left"), None],
+        "init": [StrOptions({"word-clusters", "random"})],
         "random_state": ["random_state"],
     }
 
@@ -166,7 +179,7 @@ class HDP(TransformerMixin, BaseEstimator):
                  doc_concentration=1.0, topic_word_prior=0.01, max_iter=100, tol=1e-5,
                  max_doc_iter=100, doc_tol=1e-6, n_warm=3, learning_offset=1.0,
                  learning_decay=0.6, total_samples=1e4, sort_topics=True,
-                 moves=True, initial_topics=None, random_state=None):
+                 moves=True, initial_topics=None, init="word-clusters", random_state=None):
         self.n_components = n_components
         self.doc_truncation = doc_truncation
         self.corpus_concentration = corpus_concentration
@@ -183,6 +196,7 @@ class HDP(TransformerMixin, BaseEstimator):
         self.sort_topics = sort_topics
         self.moves = moves
         self.initial_topics = initial_topics
+        self.init = init
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -321,7 +335,25 @@ class HDP(TransformerMixin, BaseEstimator):
         self._init_state(M)
         return self._fit_batch(M, None)
 
+    def _word_cluster_start(self, M) -> None:
+        """Topics from k-means clusters of the words (the ``init`` parameter)."""
+        from sklearn.cluster import KMeans
+        from sklearn.exceptions import ConvergenceWarning
+        K, W = self.components_.shape
+        k0 = min(K if self.initial_topics is None else int(self.initial_topics), W)
+        columns = sp.csr_matrix(M.T)
+        norms = np.sqrt(np.asarray(columns.multiply(columns).sum(1)).ravel())
+        unit = sp.diags(1.0 / np.maximum(norms, 1e-300)) @ columns
+        with warnings.catch_warnings():  # (fewer distinct words than groups: fine)
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            group = KMeans(k0, n_init=1, random_state=self.seed_).fit(unit).labels_
+        frequency = np.asarray(M.sum(0)).ravel()
+        self.components_ = np.full((K, W), float(self.topic_word_prior))
+        self.components_[group, np.arange(W)] += frequency
+
     def _fit_batch(self, M, labels):
+        if self.init == "word-clusters":
+            self._word_cluster_start(M)
         rng = np.random.default_rng(self.seed_ + 1)
         varphi, zeta = self._fresh_local(M, rng)
         bounds = []
@@ -363,14 +395,16 @@ class HDP(TransformerMixin, BaseEstimator):
     _BIRTH_SWEEPS = 3
     _BIRTH_TOPICS = 4
     _JOIN_TRIES = 5
+    _SPLIT_TRIES = 4              # splits tried per round, best proposal first
+    _SPLIT_SWEEPS = 3
 
     def _moves(self, M, varphi, zeta, bounds, labels, doc_bounds) -> bool:
-        """One round of merges, deletes, a birth and a reorder (Hughes, Kim & Sudderth
+        """One round of merges, deletes, splits, a birth and a reorder (Hughes, Kim & Sudderth
         2015), each kept only if the whole-corpus bound rises; every kept move appends
         its bound to ``bounds``.  Returns whether any move was kept."""
         kept = False
-        for move in (self._merge_moves, self._delete_moves, self._birth_move,
-                     self._sort_move):
+        for move in (self._merge_moves, self._delete_moves, self._split_moves,
+                     self._birth_move, self._sort_move):
             new = move(M, varphi, zeta, bounds[-1], labels, doc_bounds)
             if new is not None:
                 bounds.append(new)
@@ -511,6 +545,69 @@ class HDP(TransformerMixin, BaseEstimator):
         # the words of the document topics that mapped to j find their new places
         for _ in range(self._DELETE_SWEEPS):
             self._set_globals(*self._estep(M, varphi, zeta, False, labels, forbid=j)[:2])
+            self._update_label_weights(M, varphi, zeta, labels)
+        new = self._bound(M, varphi, zeta, labels)
+        if new > bound:
+            return new
+        self._restore(snapshot, varphi, zeta)
+        return None
+
+    def _split_moves(self, M, varphi, zeta, bound, labels, doc_bounds=None):
+        """Try splitting the used topics whose words a two-topic model explains best
+        (:func:`hdp_moves.split_proposal`'s gain), best first, into free slots; returns
+        the bound after the kept splits, or None.  A topic whose split failed is not
+        tried again until some move is kept."""
+        share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
+        free = list(np.flatnonzero(share < self._DELETE_SHARE[0]))
+        failed = getattr(self, "_failed_splits", set())
+        candidates = [k for k in np.flatnonzero(share >= 0.01) if k not in failed]
+        if not free or not candidates:
+            return None
+        D, W = M.shape
+        rows = np.repeat(np.arange(D), np.diff(M.indptr))
+        n = M.data.astype(np.float64)
+        proposals = []
+        for k in candidates:
+            owned = n * np.einsum("et,et->e", zeta, varphi[rows, :, k])
+            keep = np.flatnonzero(owned > 1e-8)
+            part, gain = split_proposal(rows[keep], M.indices[keep], owned[keep], D, W,
+                                        float(self.topic_word_prior),
+                                        0.5 * float(self.doc_concentration),
+                                        self.seed_ + int(k))
+            if gain > 0:
+                full = np.zeros(M.nnz)
+                full[keep] = part
+                proposals.append((gain, int(k), full))
+        proposals.sort(key=lambda p: -p[0])
+        new_bound = None
+        for gain, k, part in proposals[:self._SPLIT_TRIES]:
+            if not free:
+                break
+            new = self._split_move(M, varphi, zeta, bound, labels, k, int(free[0]), part)
+            if new is None:
+                failed.add(k)
+            else:
+                bound = new_bound = new
+                free.pop(0)
+                failed = set()
+        self._failed_splits = failed
+        return new_bound
+
+    def _split_move(self, M, varphi, zeta, bound, labels, k, k2, part):
+        """Split topic k into k and the empty topic k2: each document topic on k hands
+        the ``part`` (nnz,) share of its words to a free document topic mapped to k2
+        (:func:`hdp_core.split_document_topics`), the corpus factors follow and the
+        documents take ``_SPLIT_SWEEPS`` sweeps.  Kept only if the bound rises:
+        returns the new bound, or None (state unchanged)."""
+        snapshot = self._snapshot(varphi, zeta)
+        if split_document_topics(M.indptr, M.data.astype(np.float64), varphi, zeta, k, k2,
+                                 part) == 0:
+            return None
+        if hasattr(self, "coef_"):  # both halves start with the topic's label weights
+            self.coef_[:, k2] = self.coef_[:, k]
+        self._globals_from_locals(M, varphi, zeta, labels)
+        for _ in range(self._SPLIT_SWEEPS):
+            self._set_globals(*self._estep(M, varphi, zeta, False, labels)[:2])
             self._update_label_weights(M, varphi, zeta, labels)
         new = self._bound(M, varphi, zeta, labels)
         if new > bound:

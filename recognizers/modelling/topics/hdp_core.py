@@ -19,7 +19,8 @@ from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.topics.lda_core import _digamma
 
 __all__ = ["doc_bound", "doc_estep", "doc_estep_labelled", "label_value_grad",
-           "corpus_statistics", "varphi_without_topic", "join_document_topics"]
+           "corpus_statistics", "varphi_without_topic", "join_document_topics",
+           "split_document_topics"]
 
 
 @njit(cache=True)
@@ -264,6 +265,92 @@ def _labelled_assignment_step(e, lo, count, assign, row, base, mr, r, g, logG, w
 
 
 @njit(cache=True)
+def _doc_topic_counts(lo, hi, counts, zeta, Nt):
+    for t in range(Nt.shape[0]):
+        s = 0.0
+        for e in range(lo, hi):
+            s += counts[e] * zeta[e, t]
+        Nt[t] = s
+
+
+@njit(cache=True)
+def _try_document_change(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha, varphi,
+                         zeta, Nt, elog_pi, a, b, bound, zeta_copy, varphi_copy):
+    # keep the change just made to document d's factors if its bound rises, else put
+    # back the copies; returns the document's bound (sticks and Nt left current)
+    _doc_topic_counts(lo, hi, counts, zeta, Nt)
+    _sticks(Nt, alpha, elog_pi, a, b)
+    new = _one_bound(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
+                     elog_pi, a, b)
+    if new > bound + 1e-9 * abs(bound):  # (a clear gain: ties do not flip the choice)
+        return new
+    T = Nt.shape[0]
+    for e in range(lo, hi):
+        for t in range(T):
+            zeta[e, t] = zeta_copy[e - lo, t]
+    varphi[d] = varphi_copy
+    _doc_topic_counts(lo, hi, counts, zeta, Nt)
+    _sticks(Nt, alpha, elog_pi, a, b)
+    return bound
+
+
+@njit(cache=True)
+def _tidy_document(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
+                   Nt, elog_pi, a, b, bound, zeta_copy, varphi_copy):
+    """Two jumps coordinate ascent cannot make in one document, each kept only if the
+    document's bound rises: join document topics mapped (mostly) to the same corpus
+    topic, and order the document topics by their word counts, largest first.
+
+    A document that keeps one theme in two document topics, or a big theme deep in
+    the stick order, pays for it on every word of that theme (its ``E[log pi_t]``), and
+    the cheaper way out is to leak words into the wrong corpus topics.  Returns the
+    document's bound; Nt and the sticks are left current."""
+    T, K = varphi.shape[1], varphi.shape[2]
+    for t in range(T):
+        for u in range(t + 1, T):
+            if Nt[t] <= 0.0 or Nt[u] <= 0.0:
+                continue
+            kt = 0
+            ku = 0
+            for k in range(K):
+                if varphi[d, t, k] > varphi[d, t, kt]:
+                    kt = k
+                if varphi[d, u, k] > varphi[d, u, ku]:
+                    ku = k
+            if kt != ku:
+                continue
+            keep, gone = (t, u) if Nt[t] >= Nt[u] else (u, t)
+            for e in range(lo, hi):
+                for s in range(T):
+                    zeta_copy[e - lo, s] = zeta[e, s]
+            varphi_copy[...] = varphi[d]
+            for e in range(lo, hi):
+                zeta[e, keep] += zeta[e, gone]
+                zeta[e, gone] = 0.0
+            bound = _try_document_change(lo, hi, d, indices, counts, elog_phi, elog_beta,
+                                         alpha, varphi, zeta, Nt, elog_pi, a, b, bound,
+                                         zeta_copy, varphi_copy)
+    order = np.argsort(-Nt, kind="mergesort")
+    moved = False
+    for t in range(T):
+        moved = moved or order[t] != t
+    if not moved:
+        return bound
+    for e in range(lo, hi):
+        for s in range(T):
+            zeta_copy[e - lo, s] = zeta[e, s]
+    varphi_copy[...] = varphi[d]
+    for e in range(lo, hi):
+        for s in range(T):
+            zeta[e, s] = zeta_copy[e - lo, order[s]]
+    for s in range(T):
+        varphi[d, s] = varphi_copy[order[s]]
+    return _try_document_change(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha,
+                                varphi, zeta, Nt, elog_pi, a, b, bound, zeta_copy,
+                                varphi_copy)
+
+
+@njit(cache=True)
 def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
                        fresh, n_warm, max_iter, tol, sstats, topic_counts, doc_bound, mu,
                        labels, label_weight):
@@ -309,6 +396,8 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
     tmp = np.empty(C)
     mr = np.empty(T)
     rnew = np.empty(C)
+    zeta_copy = np.empty((longest, T))
+    varphi_copy = np.empty((T, K))
     for d in range(D):
         lo = indptr[d]
         hi = indptr[d + 1]
@@ -442,6 +531,13 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
             _sticks(Nt, alpha, elog_pi, a, b)
             bound = _one_bound(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha,
                                varphi, zeta, elog_pi, a, b)
+            if sticks_on:
+                bound = _tidy_document(lo, hi, d, indices, counts, elog_phi, elog_beta,
+                                       alpha, varphi, zeta, Nt, elog_pi, a, b, bound,
+                                       zeta_copy, varphi_copy)
+                if ready:  # the label term's r and g follow the document topics
+                    _label_r(d, varphi, Ex, r)
+                    _label_g(lo, hi, counts, zeta, r, g, logG, w)
             if sticks_on and abs(bound - old) <= tol * abs(bound):
                 break
             old = bound
@@ -531,22 +627,91 @@ def corpus_statistics(indptr, indices, counts, varphi, zeta, sstats, topic_count
 
 @njit(cache=True)
 def varphi_without_topic(indptr, indices, counts, elog_phi, elog_beta, zeta, varphi, j):
-    """Delete move's proposal, in place: every doc-level topic that maps to corpus topic
-    ``j`` with positive probability gets the optimal map over the other topics,
+    """Delete move's proposal, in place: corpus topic ``j`` loses every document topic.
+
+    First, in each document, the words of each document topic mapped mostly to ``j``
+    move word by word to the best other corpus topic ``k`` (highest
+    ``E[log phi_k,w] + log(0.5 + N_dk)``, ``N_dk`` the document's words on ``k``
+    outside ``j``): to the document topic mapped to ``k`` if there is one, else to a
+    free document topic, which is mapped to ``k``.  A blended topic's words thus
+    split across the document's themes, which no single document topic could do.
+    Then every document topic still mapped to ``j`` with positive probability gets
+    the optimal map over the other topics,
     ``varphi_tk ∝ exp(E[log beta_k] + sum_e n_e zeta_et E[log phi_k,w_e])``, k != j, and
     ``varphi_tj = 0``.  Rows with ``varphi_tj = 0`` are left as they are (so deleting an
     empty topic changes nothing).  Returns the number of rows changed."""
     D, T, K = varphi.shape
     row = np.empty(K)
+    Ndk = np.empty(K)
+    Nt = np.empty(T)
+    holder = np.empty(K, np.int64)
     changed = 0
     for d in range(D):
+        lo, hi = indptr[d], indptr[d + 1]
+        # each other corpus topic's words in this document and its document topic
+        for k in range(K):
+            Ndk[k] = 0.0
+            holder[k] = -1
+        on_j = False
+        for t in range(T):
+            s = 0.0
+            for e in range(lo, hi):
+                s += counts[e] * zeta[e, t]
+            Nt[t] = s
+            m = 0
+            for k in range(K):
+                if varphi[d, t, k] > varphi[d, t, m]:
+                    m = k
+            if m == j and varphi[d, t, j] > 0.5:
+                on_j = True
+                continue
+            for k in range(K):
+                Ndk[k] += s * varphi[d, t, k]
+            if s > 0.0 and (holder[m] < 0 or s > Nt[holder[m]]):
+                holder[m] = t
+        if not on_j:
+            continue
+        for t in range(T):
+            m = 0
+            for k in range(K):
+                if varphi[d, t, k] > varphi[d, t, m]:
+                    m = k
+            if m != j or varphi[d, t, j] <= 0.5 or Nt[t] <= 0.0:
+                continue
+            for e in range(lo, hi):
+                if zeta[e, t] <= 0.0:
+                    continue
+                best = -1
+                for k in range(K):
+                    if k == j:
+                        continue
+                    row[k] = elog_phi[k, indices[e]] + math.log(0.5 + Ndk[k])
+                    if best < 0 or row[k] > row[best]:
+                        best = k
+                u = holder[best]
+                if u < 0:  # a free document topic (no words) takes topic best
+                    for v in range(T):
+                        if Nt[v] <= 0.0 and v != t:
+                            u = v
+                            break
+                    if u < 0:
+                        continue  # no free document topic: the word stays
+                    holder[best] = u
+                    for k in range(K):
+                        varphi[d, u, k] = 0.0
+                    varphi[d, u, best] = 1.0
+                moved = zeta[e, t]
+                zeta[e, u] += moved
+                zeta[e, t] = 0.0
+                Nt[u] += counts[e] * moved
+                Nt[t] -= counts[e] * moved
         for t in range(T):
             if varphi[d, t, j] <= 0.0:
                 continue
             changed += 1
             for k in range(K):
                 s = elog_beta[k]
-                for e in range(indptr[d], indptr[d + 1]):
+                for e in range(lo, hi):
                     s += counts[e] * zeta[e, t] * elog_phi[k, indices[e]]
                 row[k] = s
             row[j] = -np.inf
@@ -593,3 +758,54 @@ def join_document_topics(indptr, counts, varphi, zeta, k):
                 zeta[e, best] += zeta[e, t]
                 zeta[e, t] = 0.0
     return joined
+
+
+@njit(cache=True)
+def split_document_topics(indptr, counts, varphi, zeta, k, k2, share):
+    """Split move's proposal, in place: corpus topic ``k`` splits into ``k`` and ``k2``.
+
+    In each document, every document topic ``t`` mapped mostly to ``k`` hands the
+    ``share[e]`` part of each word entry's assignment to the document's least used
+    other document topic ``u`` if that is nearly empty (under 1 % of the words),
+    which takes ``t``'s map with the mass on ``k`` moved to ``k2``; ``share`` (nnz,)
+    is each entry's responsibility of the new sub-topic.  Returns the number of
+    document topics split."""
+    D, T, K = varphi.shape
+    Nt = np.empty(T)
+    taken = np.zeros(T, np.bool_)
+    split = 0
+    for d in range(D):
+        lo, hi = indptr[d], indptr[d + 1]
+        for t in range(T):
+            s = 0.0
+            for e in range(lo, hi):
+                s += counts[e] * zeta[e, t]
+            Nt[t] = s
+            mapped = 0
+            for m in range(K):
+                if varphi[d, t, m] > varphi[d, t, mapped]:
+                    mapped = m
+            taken[t] = mapped == k  # (topics on k are split, not reused)
+        for t in range(T):
+            if not taken[t] or Nt[t] <= 0.0:
+                continue
+            u = -1
+            for v in range(T):
+                if not taken[v] and (u < 0 or Nt[v] < Nt[u]):
+                    u = v
+            total = 0.0
+            for v in range(T):
+                total += Nt[v]
+            if u < 0 or Nt[u] > 0.01 * total:
+                break  # every document topic is in use
+            taken[u] = True
+            split += 1
+            for e in range(lo, hi):
+                moved = zeta[e, t] * share[e]
+                zeta[e, t] -= moved
+                zeta[e, u] += moved
+            for m in range(K):
+                varphi[d, u, m] = varphi[d, t, m]
+            varphi[d, u, k2] += varphi[d, u, k]
+            varphi[d, u, k] = 0.0
+    return split

@@ -190,7 +190,7 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
     ----------
     n_components, doc_truncation, corpus_concentration, doc_concentration,
     topic_word_prior, max_iter, tol, max_doc_iter, doc_tol, n_warm, learning_offset,
-    learning_decay, total_samples, sort_topics, moves, initial_topics, random_state :
+    learning_decay, total_samples, sort_topics, moves, initial_topics, init, random_state :
         as :class:`HDP` (K, T, gamma, alpha_0, eta, the batch and document loops, the
         stick warm-up, the online rate ``(tau0 + t)^-kappa`` and the corpus size
         an online mini-batch stands for, the batch moves and start, the seed).
@@ -233,7 +233,7 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
                  doc_concentration=1.0, topic_word_prior=0.01, max_iter=100, tol=1e-5,
                  max_doc_iter=100, doc_tol=1e-6, n_warm=3, learning_offset=1.0,
                  learning_decay=0.6, total_samples=1e4, sort_topics=True,
-                 moves=True, initial_topics=None, label_weight=1.0, label_penalty=1.0,
+                 moves=True, initial_topics=None, init="word-clusters", label_weight=1.0, label_penalty=1.0,
                  max_label_iter=50, random_state=None):
         super().__init__(
             n_components, doc_truncation=doc_truncation,
@@ -242,7 +242,7 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
             max_doc_iter=max_doc_iter, doc_tol=doc_tol, n_warm=n_warm,
             learning_offset=learning_offset, learning_decay=learning_decay,
             total_samples=total_samples, sort_topics=sort_topics, moves=moves,
-            initial_topics=initial_topics, random_state=random_state)
+            initial_topics=initial_topics, init=init, random_state=random_state)
         self.label_weight = label_weight
         self.label_penalty = label_penalty
         self.max_label_iter = max_label_iter
