@@ -239,6 +239,72 @@ def test_a_record_that_fails_before_any_frame_leaves_nothing_behind(tmp_path, ca
     assert not out.exists()  # a retry is not blocked by an empty file
 
 
+def test_a_silent_port_is_given_up_after_the_answer_timeout_and_leaves_nothing(tmp_path,
+                                                                             capsys):
+    import pty
+    import re
+
+    master, slave = pty.openpty()  # a port that exists but never answers
+    out = tmp_path / "silent.h5"
+    try:
+        # The duration is long: only the answer timeout can end this record early.
+        assert walkerlab(["record", "--port", os.ttyname(slave), "--duration", "600",
+                          "--answer-timeout", "0.5", "--out", str(out), "--quiet"]) == 2
+    finally:
+        os.close(master)
+        os.close(slave)
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "not one byte" in err, err
+    waited = float(re.search(r"in ([0-9.]+) s", err).group(1))
+    assert 0.5 <= waited < 600
+    assert not out.exists()
+
+
+def test_a_walker_that_answers_but_is_slow_to_stream_is_recorded(tmp_path):
+    """A walker still booting prints a banner and ignores HELLO for a while: it is alive,
+    so record waits for it however long the answer timeout is."""
+    import select
+    import threading
+
+    from device.sim.virtual_walker import PtyServer, VirtualWalker
+
+    server = PtyServer(VirtualWalker("free", 0, 50, repeat=True, factory_flash=True),
+                       path=str(tmp_path / "booting-walker"))
+    port = server.open()
+    stop = threading.Event()
+    seen = {"hellos": 0}
+
+    def boot_then_serve():
+        # Boot messages once the host has opened the port (its first HELLO), then the
+        # link's HELLOs (repeated every INFO_RETRY_S) are ignored until ten have come,
+        # far longer than the 0.3 s answer timeout below; then it answers them.
+        commands, decoder = b"", wire.FrameDecoder(track_sequence=False)
+        while seen["hellos"] < 10 and not stop.is_set():
+            if select.select([server._master], [], [], 0.05)[0]:
+                data = os.read(server._master, 4096)
+                commands += data
+                hellos = sum(f.frame_type == wire.CMD_HELLO for f in decoder.feed(data))
+                if hellos and not seen["hellos"]:
+                    os.write(server._master, b"MPY: soft reboot\r\n")
+                seen["hellos"] += hellos
+        server.walker.receive(commands)
+        server.serve(should_stop=stop.is_set)
+
+    thread = threading.Thread(target=boot_then_serve, daemon=True)
+    thread.start()
+    out = tmp_path / "slow.h5"
+    try:
+        health = record_session(port, out, 8.0, progress=False, answer_timeout_s=0.3)
+    finally:
+        stop.set()
+        thread.join(5)
+        server.close()
+    assert seen["hellos"] >= 10
+    assert health["bytes_received"] > 0 and health["info_received"]
+    rec = open_recording(out)
+    assert len(rec.samples) > 0 and rec.attrs["walker_id"] == "SIM-0"
+
+
 def test_reconnect_loses_no_more_than_the_time_the_walker_was_unplugged(served_walker,
                                                                          tmp_path):
     served = served_walker(rate_hz=100, faults=FaultConfig(
