@@ -41,8 +41,10 @@ class Served:
     """A virtual walker served on a pty in a thread, for the length of a with-block."""
 
     def __init__(self, folder: pathlib.Path, faults: FaultConfig, speed: float = 1.0):
-        self.server = PtyServer(VirtualWalker("free", 3, 50, repeat=True), faults,
-                                path=str(folder / "port"))
+        # The fast board: the same bytes as the bit-level one at a fraction of the CPU,
+        # so a busy machine slows the walker less (the recorder is what is measured).
+        self.server = PtyServer(VirtualWalker("free", 3, 50, repeat=True, hardware="fast"),
+                                faults, path=str(folder / "port"))
         self.stop = threading.Event()
         self.speed = speed
 
@@ -73,25 +75,31 @@ def soak(folder: pathlib.Path, minutes: float, speed: float) -> dict:
     seconds = minutes * 60 / speed
     out = folder / "soak.h5"
     trace = []
-    with Served(folder, FaultConfig(), speed) as port:
+    served = Served(folder, FaultConfig(), speed)
+    with served as port:
         proc = subprocess.Popen([sys.executable, "-m", "host.cli", "record", "--port", port,
                                  "--out", str(out), "--duration", str(seconds), "--quiet"],
                                 cwd=ROOT, stderr=subprocess.PIPE, text=True)
-        t0 = time.monotonic()
         while proc.poll() is None:
+            # Simulated seconds since the recorder first talked to the walker: the
+            # walker's own clock, so a slow start-up or a busy machine does not shift
+            # "after the first simulated minute".
+            talked = served.server.host_talked_us
             try:
-                trace.append((time.monotonic() - t0, rss_of(proc.pid)))
+                rss = rss_of(proc.pid)
             except (OSError, ValueError):
-                pass
+                rss = None
+            if talked is not None and rss is not None:
+                trace.append(((served.server.walker.t_us - talked) / 1e6, rss))
             time.sleep(0.5)
         err = proc.stderr.read()
     if proc.returncode:
         raise RuntimeError("walkerlab record failed: %s" % err.strip()[-300:])
-    first = [r for t, r in trace if t >= 60 / speed]
+    first = [r for t, r in trace if t >= 60]
     rec = open_recording(out)
     s = rec.summary()
     # the last samples are taken while recording (before the final decode and close)
-    end = [r for t, r in trace if t <= seconds]
+    end = [r for t, r in trace if t <= minutes * 60]
     return {"simulated_s": round(s["duration_s"]), "samples": s["samples"],
             "frames_lost": s["frames_lost"], "seq_gaps": s["seq_gaps"],
             "rss_first_minute_mb": round(first[0], 1) if first else float("nan"),

@@ -263,7 +263,7 @@ class PtyServer:
         self.bytes_discarded = 0
         self.disconnects = 0
         self.unplugs: list[Unplug] = []
-        self._host_talked = False
+        self.host_talked_us: int | None = None  # device time of the host's first command
         self.stalls = 0
 
     # ---- the pseudo-terminal ------------------------------------------------------------
@@ -393,8 +393,8 @@ class PtyServer:
                 next_stall = time.monotonic() - t0 + faults.stall_every_s
                 continue
             readable, _, _ = select.select([self._master], [], [], period / 2 / speed)
-            if readable and self._read_commands() and not self._host_talked:
-                self._host_talked = True
+            if readable and self._read_commands() and self.host_talked_us is None:
+                self.host_talked_us = self.walker.t_us
                 if faults.disconnect_every_s:
                     next_disconnect = now + faults.disconnect_every_s
             t_dev = (time.monotonic() - t0 - frozen_s) * speed
