@@ -168,17 +168,19 @@ class SerialLink:
         return serial.Serial(self.port_name, baudrate=self.baudrate,
                              timeout=READ_TIMEOUT_S, exclusive=True)
 
-    def send_command(self, frame_type: int, payload: bytes = b"") -> None:
+    def send_command(self, frame_type: int, payload: bytes = b"") -> int:
+        """Send one command; return its sequence number (the walker's ACK carries it)."""
         with self._write_lock:
             port = self._port
             seq = self._cmd_seq
             self._cmd_seq = (seq + 1) & 0xFFFF
             if port is None:
-                return
+                return seq
             try:
                 port.write(wire.encode_frame(frame_type, seq, 0, payload))
             except (serial.SerialException, OSError):
                 pass  # the reader thread notices the unplug and reconnects
+            return seq
 
     def _request_info(self) -> None:
         self._hello_time = time.monotonic()
