@@ -161,13 +161,13 @@ def _small_disk(folder: pathlib.Path, kb: int) -> bool:
                           capture_output=True).returncode == 0
 
 
-def disk_full(folder: pathlib.Path, seconds: float, kb: int) -> dict:
+def disk_full(folder: pathlib.Path, seconds: float, kb: int, speed: float) -> dict:
     disk = folder / "disk"
     disk.mkdir()
     how = "tmpfs" if _small_disk(disk, kb) else "rlimit"
     out = folder / "full.h5"
     try:
-        with Served(folder, FaultConfig(), speed=20) as port:
+        with Served(folder, FaultConfig(), speed=speed) as port:
             proc = subprocess.run([sys.executable, "-c", DISK_FULL_CHILD, port,
                                    str(disk / "full.h5"), str(seconds), how, str(kb)],
                                   capture_output=True, text=True, cwd=ROOT,
@@ -198,19 +198,20 @@ def main(argv=None) -> int:
     ap.add_argument("--unplugs", type=int, default=100)
     ap.add_argument("--disk-kb", type=int, default=2048, help="size of the full disk")
     ap.add_argument("--quick", action="store_true",
-                    help="1.25 simulated minutes at 5x, 5 unplugs, a 768 KB disk (CI)")
+                    help="1.25 simulated minutes at 5x, 5 unplugs, a 384 KB disk (CI)")
     args = ap.parse_args(argv)
     if args.quick:
         # 5x, not 20x: a recorder given a tenth of a core on a busy machine cannot
         # take 1,000 samples/s, and the quick mode checks the path, not that rate.
-        args.soak_minutes, args.speed, args.unplugs, args.disk_kb = 1.25, 5.0, 5, 768
+        args.soak_minutes, args.speed, args.unplugs, args.disk_kb = 1.25, 5.0, 5, 384
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         for name, run in (("soak", lambda d: soak(d, args.soak_minutes, args.speed)),
                           ("storm", lambda d: storm(d, args.unplugs)),
                           ("disk_full", lambda d: disk_full(d, 600.0 if not args.quick
-                                                            else 120.0, args.disk_kb))):
+                                                            else 120.0, args.disk_kb,
+                                                            args.speed))):
             d = tmp / name
             d.mkdir()
             r = run(d)
