@@ -50,7 +50,12 @@ def test_record_20_s_then_info_and_replay_reproduce_live_exactly(served_walker, 
     record_session(served.path, out, 20.0, subject_id="S1", progress=False,
                    extra_sinks=[live])
     info = _info(out, capsys)
-    assert abs(info["samples"] - 50 * 20) <= 1  # rate x duration, within one frame
+    t_us = open_recording(out).samples.t_us
+    assert info["samples"] == (t_us[-1] - t_us[0]) // 20_000 + 1  # none missing
+    # rate x duration, within one frame plus how much the delay between the walker's
+    # clock and the host's arrival times varied (a busy machine starts and reads late)
+    delay = open_recording(out).samples.host_time - t_us / 1e6
+    assert abs(info["samples"] / 50 - 20.0) <= 0.02 + delay.max() - delay.min()
     assert info["seq_gaps"] == 0 and info["crc_errors"] == 0 and info["rate_hz"] == 50.0
     assert info["walker_id"] == "SIM-0" and info["subject_id"] == "S1"
     assert sum(info["labels"].values()) >= 990  # the simulator's truth track
