@@ -276,7 +276,8 @@ def part2(args):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    p.add_argument("--quick", action="store_true",
+                   help="small sizes, 2 restarts, EM stopped at 30 iterations (CI)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--methods", nargs="+", default=["fast", "lag1"],
                    choices=["fast", "lag1", "per_state"], help="BMM methods in part 1")
@@ -293,6 +294,7 @@ def main(argv=None):
     if args.quick:
         args.repeat = min(args.repeat, 1)
         args.restarts = min(args.restarts, 2)
+        args.em_iter = min(args.em_iter, 30)
     em_fit, em_name = _load_em(args.em)
     if "part1" not in args.skip:
         part1(args, em_fit, em_name)

@@ -67,13 +67,14 @@ from recognizers.modelling.crf.linear_chain_core import featurize  # noqa: E402
 # --------------------------------------------------------------------------- data
 
 
-def walker_tasks(subjects, folds):
+def walker_tasks(subjects, folds, seconds=None):
     """One task per test subject (the first ``folds`` subjects), training on the rest."""
     from host.datasets import load_sessions
     from host.simulate import simulate_to_files
 
     with tempfile.TemporaryDirectory() as tmp:
-        paths = simulate_to_files("exp1", subjects, 1, tmp, progress=False)
+        paths = simulate_to_files("exp1", subjects, 1, tmp, progress=False,
+                                  duration_s=seconds)
         sessions = load_sessions([str(p) for p in paths], "cop")
     tasks = []
     for f in range(min(folds, subjects)):
@@ -263,6 +264,8 @@ def main(argv=None):
     p.add_argument("--walker-c2", type=float, default=1000.0)
     p.add_argument("--dense-c2", type=float, default=1.0)
     p.add_argument("--walker-subjects", type=int, default=7)
+    p.add_argument("--walker-seconds", type=float, default=None,
+                   help="simulate only this much of each exp1 session (default: all)")
     p.add_argument("--folds", type=int, default=1,
                    help="walker: test on each of the first FOLDS subjects in turn; "
                    "times, objectives and test frames are summed")
@@ -270,16 +273,17 @@ def main(argv=None):
                    help="dense task: training sequences (a third as many to test)")
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--quick", action="store_true",
-                   help="small sizes (2 walker subjects, 12 dense sequences, 10 "
+                   help="small sizes (2 walker subjects of 60 s, 12 dense sequences, 10 "
                    "iterations): checks the benchmark runs, not a measurement")
     args = p.parse_args(argv)
     if args.quick:
         args.walker_subjects, args.folds, args.iterations = 2, 1, 10
+        args.walker_seconds = 60.0
         args.dense_sequences = 12
     rows = []
     if args.walker_subjects > 1:
         folds = [bench("walker exp1", task, args.walker_c2, args)
-                 for task in walker_tasks(args.walker_subjects, args.folds)]
+                 for task in walker_tasks(args.walker_subjects, args.folds, args.walker_seconds)]
         rows.append(pool(folds) if len(folds) > 1 else folds[0])
     n = args.dense_sequences
     rows.append(bench("dense synthetic", dense_task(n_train=n, n_test=max(1, n // 3)),

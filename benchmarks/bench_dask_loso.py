@@ -1,7 +1,7 @@
 """Leave-one-subject-out on Dask vs in one process (issue 10).
 
     .venv/bin/python benchmarks/bench_dask_loso.py [--subjects 8 16 32] [--recognizer hmm-em]
-        [--workers 2] [--duration 300]
+        [--workers 2] [--duration 300] [--n-init 5]
 
 Simulates experiment-2 subjects (``--duration`` seconds each, cached under
 /tmp/walkerlab-bench-dask), then times ``evaluate_recordings`` with
@@ -31,11 +31,13 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--duration", type=float, default=300.0)
     ap.add_argument("--data", default="/tmp/walkerlab-bench-dask")
-    ap.add_argument("--quick", action="store_true", help="small sizes, runs in seconds (CI)")
+    ap.add_argument("--n-init", type=int, default=5, help="hmm-em: EM restarts per fit")
+    ap.add_argument("--quick", action="store_true",
+                    help="3 subjects of 15 s, 2 EM restarts (CI)")
     args = ap.parse_args(argv)
     if args.quick:
-        args.subjects, args.duration = [4], 20.0
-    params = {"n_init": 5} if args.recognizer == "hmm-em" else {}
+        args.subjects, args.duration, args.n_init = [3], 15.0, 2
+    params = {"n_init": args.n_init} if args.recognizer == "hmm-em" else {}
     spec = [ModelSpec(args.recognizer, params)]
     data = pathlib.Path(args.data) / ("%ds" % args.duration)
     n_max = max(args.subjects)

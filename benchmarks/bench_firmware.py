@@ -138,12 +138,13 @@ def bench_step(K, S, M, dense, repeat):
             "ram_f64": 8 * n_floats, "file_bytes": len(data)}
 
 
-def bench_sim(repeat):
+def bench_sim(repeat, duration_s=None):
     out = {}
     for hw in ("fast", "bits"):
         def run():
             n = 0
-            for _, b in simulate_session_bytes("exp1", 0, hardware=hw):
+            for _, b in simulate_session_bytes("exp1", 0, hardware=hw,
+                                               duration_s=duration_s):
                 n += len(b)
             out[hw + "_bytes"] = n
         out[hw] = _best(run, repeat)
@@ -154,14 +155,18 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--no-sim", action="store_true", help="skip the simulation timing")
     p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--quick", action="store_true", help="small sizes, runs in seconds (CI)")
+    p.add_argument("--states", type=int, nargs="+", default=[7, 9, 13])
+    p.add_argument("--sim-seconds", type=float, default=None,
+                   help="simulate only this much of exp1 (default: the whole session)")
+    p.add_argument("--quick", action="store_true",
+                   help="K = 7 only, one repetition, 20 s of simulation (CI)")
     args = p.parse_args()
     if args.quick:
-        args.repeat = 1
+        args.repeat, args.states, args.sim_seconds = 1, [7], 20.0
     print("%3s %-11s %9s %9s %9s %9s %9s %5s %8s %8s %7s" % (
         "K", "transitions", "CPy us", "MPy us", "numba us", "CPy/nb", "MPy/nb", "ops",
         "RAM f32", "RAM f64", "file B"))
-    for K in (7, 9, 13):
+    for K in args.states:
         for dense in (True, False):
             r = bench_step(K, 8, 20, dense, args.repeat)
             print("%3d %-11s %9.1f %9.1f %9.2f %9.1f %9.1f %5d %8d %8d %7d" % (
@@ -169,7 +174,7 @@ def main():
                 r["numba_us"], r["cpython_us"] / r["numba_us"], r["mpy_us"] / r["numba_us"],
                 r["ops"], r["ram_f32"], r["ram_f64"], r["file_bytes"]))
     if not args.no_sim:
-        res = bench_sim(min(args.repeat, 3))
+        res = bench_sim(min(args.repeat, 3), args.sim_seconds)
         print("simulate exp1 (%d bytes): fast board %.2f s, bit-level board %.2f s, "
               "bit-level / fast %.2f" % (res["fast_bytes"], res["fast"], res["bits"],
                                          res["bits"] / res["fast"]))

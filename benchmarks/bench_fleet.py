@@ -121,7 +121,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default="/tmp/walkerlab-bench-fleet")
     ap.add_argument("--no-serial", action="store_true",
                     help="skip the serial evaluation (no speed-up, no equality check)")
-    ap.add_argument("--quick", action="store_true", help="small sizes, runs in seconds (CI)")
+    ap.add_argument("--quick", action="store_true",
+                    help="2 recordings of 10 s, a cluster of 1 worker (CI)")
     args = ap.parse_args(argv)
     try:
         import psutil
@@ -129,7 +130,7 @@ def main(argv=None) -> int:
         print("bench_fleet needs psutil: pip install psutil", file=sys.stderr)
         return 1
     if args.quick:
-        args.recordings, args.duration = [3], 20.0
+        args.recordings, args.duration, args.workers = [2], 10.0, 1
         args.data = args.data + "-quick"
     from host.simulate import simulate_to_files
 

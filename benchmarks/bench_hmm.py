@@ -242,13 +242,14 @@ def bench_categorical(rows, K, args, rng):
             args.repeats)
 
 
-def walker_symbols(subjects):
+def walker_symbols(subjects, seconds=None):
     from host.datasets import load_sessions
     from host.simulate import simulate_to_files
     from recognizers.discretize import EqualFrequencyDiscretizer
 
     with tempfile.TemporaryDirectory() as tmp:
-        paths = simulate_to_files("exp1", subjects, 1, tmp, progress=False)
+        paths = simulate_to_files("exp1", subjects, 1, tmp, progress=False,
+                                  duration_s=seconds)
         sessions = load_sessions([str(p) for p in paths], "cop")
     disc = EqualFrequencyDiscretizer(20).fit(np.concatenate([s.X for s in sessions]))
     symbols = [disc.transform(s.X) for s in sessions]
@@ -261,7 +262,7 @@ def bench_walker(rows, args):
     """The walker model twice: its default transitions (thesis eq 6.13, persistence:
     stay with p, else move uniformly; our kernels detect the structure and take O(K)
     steps) and counted (dense) transitions, same emissions, same data."""
-    symbols, states, nv, K = walker_symbols(args.walker_subjects)
+    symbols, states, nv, K = walker_symbols(args.walker_subjects, args.walker_seconds)
     counts = count_supervised(symbols, states, K, nv)
     for transitions, name in (("persistence", "default, persistence"),
                               ("counts", "dense, counted")):
@@ -308,6 +309,8 @@ def main() -> None:
                    choices=["spherical", "diag", "full", "tied"])
     p.add_argument("--symbols", type=int, default=20)
     p.add_argument("--walker-subjects", type=int, default=6)
+    p.add_argument("--walker-seconds", type=float, default=None,
+                   help="simulate only this much of each exp1 session (default: all)")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p.add_argument("--walker-only", action="store_true",
                    help="only the walker model (default and dense transitions)")
@@ -319,7 +322,7 @@ def main() -> None:
         args.sequences = 3
         args.length = 300
         args.states = [4]
-        args.walker_subjects = 1
+        args.walker_subjects, args.walker_seconds = 1, 60.0
         args.covariance_types = ["diag"]
     rng = np.random.default_rng(0)
     rows = []

@@ -42,8 +42,8 @@ from recognizers.modelling import LDA, heldout_perplexity  # noqa: E402
 from recognizers.modelling.datasets import make_lda_corpus  # noqa: E402
 
 
-def synthetic():
-    X, _, topic_word = make_lda_corpus(random_state=0)
+def synthetic(doc_length=(2000, 5000)):
+    X, _, topic_word = make_lda_corpus(doc_length=doc_length, random_state=0)
     rng = np.random.default_rng(5)
     theta = rng.dirichlet(np.full(5, 0.5), size=10)
     X_test = sp.csr_matrix(np.array([rng.multinomial(3000, t @ topic_word) for t in theta]))
@@ -262,10 +262,13 @@ def main(argv=None) -> int:
                     help="on the news corpus, also plot perplexity against tokens seen here "
                     "('' to skip)")
     ap.add_argument("--gibbs-iterations", type=int, default=1000)
-    ap.add_argument("--quick", action="store_true", help="synthetic set, 50 Gibbs sweeps")
+    ap.add_argument("--quick", action="store_true",
+                    help="the synthetic set with documents of 500-1000 words, 20 Gibbs sweeps")
     args = ap.parse_args(argv)
+    corpora = {"synthetic": synthetic, "reuters": reuters, "lee": lee, "news": news}
     if args.quick:
-        args.corpus, args.gibbs_iterations = ["synthetic"], 50
+        args.corpus, args.gibbs_iterations = ["synthetic"], 20
+        corpora["synthetic"] = lambda: synthetic(doc_length=(500, 1000))
     G = args.gibbs_iterations
     runs = [
         ("ours BMM, 1 pass", lambda *a: ours(*a, "bmm", 0)),
@@ -288,8 +291,7 @@ def main(argv=None) -> int:
     except ImportError:
         print("# the lda package is not installed: pip install lda (the bench extra)")
     for name in args.corpus:
-        X, X_test, K, alpha, beta, true = {"synthetic": synthetic, "reuters": reuters,
-                                           "lee": lee, "news": news}[name]()
+        X, X_test, K, alpha, beta, true = corpora[name]()
         tokens = int(X.sum())
         print("\n## %s: %d training documents, %d tokens, W = %d, K = %d, alpha = %g, "
               "beta = %g" % (name, X.shape[0], tokens, X.shape[1], K, alpha, beta))

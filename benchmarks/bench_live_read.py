@@ -131,7 +131,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="seconds, for CI")
     args = ap.parse_args(argv)
-    live_s, data_s = (4.0, 60.0) if args.quick else (30.0, 600.0)
+    live_s, data_s = (4.0, 30.0) if args.quick else (30.0, 600.0)
     print("settings: %d Hz, %d frames per read, flush every 0.5 s; latency over %.0f s "
           "of live recording; cost over %.0f s of data, best of 3"
           % (RATE_HZ, READ_EVERY, live_s, data_s))

@@ -56,19 +56,19 @@ def cli_replay(minutes: float, rate: int, repeats: int) -> None:
                                       duration_s=minutes * 60, progress=False)[0]
         short_path = simulate_to_files("free", 1, 8, os.path.join(tmp, "short"), rate,
                                        duration_s=5.0, progress=False)[0]
+        def replay(path):
+            t = time.perf_counter()
+            out = subprocess.run([sys.executable, "-m", "host.cli", "replay", str(path),
+                                  "--speed", "0", "--model", str(DEFAULT_MODEL), "--json"],
+                                 env=env, cwd=root, check=True, capture_output=True,
+                                 text=True).stdout
+            return time.perf_counter() - t, json.loads(out)
+
+        replay(short_path)  # untimed: the first run may compile numba's cache
         results = {}
         for name, path in (("5 s", short_path), ("long", long_path)):
-            best, summary = None, None
-            for _ in range(repeats + 1):  # the first run may compile numba's cache
-                t = time.perf_counter()
-                out = subprocess.run([sys.executable, "-m", "host.cli", "replay", str(path),
-                                      "--speed", "0", "--model", str(DEFAULT_MODEL),
-                                      "--json"], env=env, cwd=root, check=True,
-                                     capture_output=True, text=True).stdout
-                wall = time.perf_counter() - t
-                if best is None or wall < best:
-                    best, summary = wall, json.loads(out)
-            results[name] = (best, summary)
+            results[name] = min((replay(path) for _ in range(repeats)),
+                                key=lambda run: run[0])
     (w0, s0), (w1, s1) = results["5 s"], results["long"]
     frames = s1["frames"] - s0["frames"]
     print("walkerlab replay --speed 0 (default model, fresh process, best of %d):" % repeats)
@@ -89,16 +89,19 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true",
         help="small sizes, runs in seconds (CI)")
     parser.add_argument("--cli-repeats", type=int, default=3)
+    parser.add_argument("--train-minutes", type=float, default=10.0,
+                        help="length of the session the model is trained on")
     args = parser.parse_args()
     if args.quick:
         args.minutes = 0.5
         args.repeats = 1
         args.cli_repeats = 1
+        args.train_minutes = 1.0
     cli_replay(args.minutes, args.rate, args.cli_repeats)
     calibration = calibration_for("SIM-0")
     print("simulating %g min at %d Hz ..." % (args.minutes, args.rate), flush=True)
     raw = session_bytes(args.minutes, args.rate, seed=1)
-    model = train_model(session_bytes(10, args.rate, seed=2), calibration)
+    model = train_model(session_bytes(args.train_minutes, args.rate, seed=2), calibration)
     chunks = [(0.0, raw[i:i + 65536]) for i in range(0, len(raw), 65536)]
     replay_bytes(chunks[:4], calibration, model)  # warm up numba
     best = None

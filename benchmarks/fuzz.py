@@ -297,7 +297,7 @@ def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
-                    help="1,000 firmware operations and 12 files per loader (CI)")
+                    help="500 firmware operations and 4 files per loader (CI)")
     ap.add_argument("--ops", type=int, default=100_000)
     ap.add_argument("--files", type=int, default=5_000)
     ap.add_argument("--seed", type=int, default=1)
@@ -313,7 +313,7 @@ def main() -> int:
         loader, seed, start, stop, work = args.worker
         worker(loader, int(seed), int(start), int(stop), pathlib.Path(work))
         return 0
-    ops, files = (1000, 12) if args.quick else (args.ops, args.files)
+    ops, files = (500, 4) if args.quick else (args.ops, args.files)
     print("fuzz.py: seed %d, %d firmware operations per run, %d files per loader"
           % (args.seed, ops, files))
     print("Python %s, %s, %d CPUs, load %.1f" % (platform.python_version(),

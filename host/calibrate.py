@@ -57,6 +57,7 @@ SETTLE_S = 1.0  # the reading must have been steady this long before measuring .
 MEASURE_S = 2.0  # ... then this long is averaged (and must be steady too)
 STEADY_TIMEOUT_S = 20.0  # device seconds to wait for a steady reading
 NO_DATA_TIMEOUT_S = 5.0  # wall seconds without a sample: the walker stopped sending
+ACK_TIMEOUT_S = 30.0  # wall seconds for the walker's ACK to a HELLO (a hang guard)
 
 
 @dataclasses.dataclass
@@ -146,6 +147,7 @@ class LiveReadings:
         self._accel = np.zeros((0, 3))
         self._enc = np.zeros(0)
         self._status = np.zeros(0, np.uint8)
+        self._acks: dict[int, int] = {}  # command seq -> the walker's t_us of its ACK
         self._last_sample_wall = time.monotonic()
 
     def wait_info(self, timeout_s: float = 30.0) -> dict:
@@ -159,6 +161,13 @@ class LiveReadings:
 
     def _pull(self) -> None:
         batches = self.sink.drain()
+        for batch in batches:
+            for t_us, frame in batch.others:
+                if frame.frame_type == wire.ACK:
+                    try:
+                        self._acks[wire.unpack_ack(frame.payload)[1]] = t_us
+                    except ValueError:
+                        pass
         blocks = [b.block for b in batches if len(b.block)]
         if not blocks:
             if time.monotonic() - self._last_sample_wall > NO_DATA_TIMEOUT_S:
@@ -174,12 +183,27 @@ class LiveReadings:
         self._enc = np.concatenate([self._enc] + [b.encoder.astype(float) for b in blocks])
         self._status = np.concatenate([self._status] + [b.status for b in blocks])
 
+    def walker_now(self) -> int:
+        """The walker's clock now (t_us): the time stamp of its ACK to a HELLO sent here.
+
+        Readings taken before it may still be on their way (a busy machine reads the
+        port late), so "after now" is decided on this clock, not by arrival."""
+        seq = self.link.send_command(wire.CMD_HELLO)
+        end = time.monotonic() + ACK_TIMEOUT_S
+        while seq not in self._acks:
+            if time.monotonic() > end:
+                raise UserError("the walker on %s does not answer (no ACK in %g s)"
+                                % (self.link.port_name, ACK_TIMEOUT_S))
+            self._pull()
+        return self._acks.pop(seq)
+
     def forget(self) -> None:
-        """Drop what has arrived so far: only readings taken after now count."""
-        self.sink.drain()
-        cut = len(self._t)
+        """Drop every reading the walker took before now (see walker_now)."""
+        now = self.walker_now()
+        keep = self._t > now
         for name in ("_t", "_host", "_loads", "_accel", "_enc", "_status"):
-            setattr(self, name, getattr(self, name)[cut:])
+            setattr(self, name, getattr(self, name)[keep])
+        self._acks.clear()
         self._last_sample_wall = time.monotonic()
 
     def channel(self, name: str) -> np.ndarray:

@@ -6,9 +6,10 @@ registers a sink whose put() is non-blocking and counts its own drops. On unplug
 configuration (hello, rate, start) is sent again. The walker's identity and
 calibration arrive in one INFO frame, the answer to HELLO; a corrupted INFO would leave
 a recording without them, so HELLO is repeated every INFO_RETRY_S until an INFO
-arrives after each (re)connect. A watchdog notices when no frame has arrived for
-STALL_TIMEOUT_S while streaming. Device timestamps are the time base; host arrival
-time is kept beside them.
+arrives after each (re)connect. `bytes_received` and `silent_s` (listening time before
+the first byte, counted in read timeouts) tell a silent port from a slow walker. A
+watchdog notices when no frame has arrived for STALL_TIMEOUT_S while streaming. Device
+timestamps are the time base; host arrival time is kept beside them.
 """
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ STALL_TIMEOUT_S = 2.0
 REOPEN_INTERVAL_S = 0.02
 INFO_RETRY_S = 0.2
 READ_TIMEOUT_S = 0.02
+# How long a port may stay silent (not one byte) before `walkerlab record` gives up on
+# it. `silent_s` counts listening in read timeouts, so a busy machine that leaves the
+# reader thread waiting does not use it up; a walker still booting answers in 1-3 s.
+ANSWER_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -124,6 +129,10 @@ class SerialLink:
         self.reconnects = 0
         self.frames = 0
         self.samples = 0
+        self.bytes_received = 0
+        # Seconds the reader has listened without a byte: counted in read timeouts, so
+        # time in which a busy machine did not run the reader thread does not count.
+        self.silent_s = 0.0
         self.stalls = 0
         self.naks = 0
         self.last_frame_host_time: float | None = None
@@ -147,6 +156,7 @@ class SerialLink:
             "queue_drops": sum(getattr(s, "dropped", 0) for s in self._sinks),
             "reconnects": self.reconnects, "stalls": self.stalls, "naks": self.naks,
             "info_requests": self.info_requests, "bad_lengths": c["bad_lengths"],
+            "bytes_received": self.bytes_received,
             "last_frame_age_s": age,
         }
 
@@ -158,17 +168,19 @@ class SerialLink:
         return serial.Serial(self.port_name, baudrate=self.baudrate,
                              timeout=READ_TIMEOUT_S, exclusive=True)
 
-    def send_command(self, frame_type: int, payload: bytes = b"") -> None:
+    def send_command(self, frame_type: int, payload: bytes = b"") -> int:
+        """Send one command; return its sequence number (the walker's ACK carries it)."""
         with self._write_lock:
             port = self._port
             seq = self._cmd_seq
             self._cmd_seq = (seq + 1) & 0xFFFF
             if port is None:
-                return
+                return seq
             try:
                 port.write(wire.encode_frame(frame_type, seq, 0, payload))
             except (serial.SerialException, OSError):
                 pass  # the reader thread notices the unplug and reconnects
+            return seq
 
     def _request_info(self) -> None:
         self._hello_time = time.monotonic()
@@ -311,9 +323,13 @@ class SerialLink:
             if self._info_pending and time.monotonic() - self._hello_time > INFO_RETRY_S:
                 self._request_info()  # the INFO frame was lost or corrupted: ask again
             if data:
+                self.bytes_received += len(data)
                 self._publish(data)
-            elif (not self._stalled and self.last_frame_host_time is not None
-                  and time.time() - self.last_frame_host_time > STALL_TIMEOUT_S):
+                continue
+            if self.bytes_received == 0:
+                self.silent_s += READ_TIMEOUT_S
+            if (not self._stalled and self.last_frame_host_time is not None
+                    and time.time() - self.last_frame_host_time > STALL_TIMEOUT_S):
                 self._stalled = True
                 self.stalls += 1
                 self._event("stalled", "no frames for %.0f s" % STALL_TIMEOUT_S)

@@ -10,9 +10,10 @@ from tqdm import tqdm
 from calibration import calibration_for
 from host.errors import UserError
 from host.outputs import check_free
-from host.link import SerialLink, check_port
+from host.link import ANSWER_TIMEOUT_S, SerialLink, check_port
 from host.recording import RecorderThread
 
+# How long record waits after the end for an INFO frame still on its way.
 INFO_TIMEOUT_S = 3.0
 
 
@@ -37,12 +38,15 @@ def _write_failure(exc: BaseException) -> str:
 
 def record_session(port: str, out_path, duration_s: float, *, subject_id: str = "",
                    notes: str = "", rate_hz: int | None = None, overwrite: bool = False,
-                   progress: bool = True, extra_sinks=()) -> dict:
+                   progress: bool = True, extra_sinks=(),
+                   answer_timeout_s: float = ANSWER_TIMEOUT_S) -> dict:
     """Record `duration_s` seconds from `port` into `out_path`; return the link health.
 
     The file is created (exclusively, unless ``overwrite``) before the port is opened,
-    so a name clash fails first; if the port cannot be opened or sends nothing, the
-    file is removed again, so a retry finds the name free. Ctrl-C closes the file
+    so a name clash fails first; if the port cannot be opened, sends not one byte in
+    ``answer_timeout_s`` of listening, or no frame by the end, the file is removed
+    again, so a retry finds the name free. A walker that answers (any byte) is never
+    refused for being slow to start streaming. Ctrl-C closes the file
     cleanly and keeps what was recorded: the health then says ``interrupted`` and
     ``recorded_s``.
     """
@@ -86,9 +90,10 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
             session_set = session_set or _set_session(recorder, link.info)
             if recorder.error is not None:  # disk full, removed drive: stop, keep the rest
                 break
-            if not session_set and time.monotonic() - t0 > INFO_TIMEOUT_S and link.frames == 0:
-                raise UserError("no frames from %s within %.0f s: is it a WalkerLab walker?"
-                                % (port, INFO_TIMEOUT_S))
+            if link.bytes_received == 0 and link.silent_s > answer_timeout_s:
+                raise UserError(_no_frames(port, link, link.silent_s))
+        if link.frames == 0:
+            raise UserError(_no_frames(port, link, duration_s))
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -118,6 +123,16 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
     health["recorded_s"] = min(recorded_s, duration_s)
     health["kept"] = os.path.exists(out_path)
     return health
+
+
+def _no_frames(port: str, link, seconds: float) -> str:
+    """Why nothing was recorded, in one line: a silent port, or bytes that are no frames."""
+    if link.bytes_received == 0:
+        return ("no frames from %s: not one byte in %.1f s (is it a WalkerLab walker, "
+                "switched on? --answer-timeout waits longer)" % (port, seconds))
+    return ("no frames from %s in %.1f s: %d bytes arrived, none a WalkerLab frame "
+            "(another device, or a walker still starting: record for longer)"
+            % (port, seconds, link.bytes_received))
 
 
 def _discard(path) -> None:

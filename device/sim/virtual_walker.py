@@ -88,6 +88,11 @@ class VirtualWalker:
         """The simulated course is over (never when repeating or free living)."""
         return not self.repeat and self.sensors.finished
 
+    @property
+    def next_sample_us(self) -> int:
+        """Device time of the next sample the firmware will take."""
+        return self._next_sample_us
+
     def receive(self, data: bytes) -> None:
         """Bytes from the host (commands), handled at the current device time."""
         self.firmware.handle_bytes(data, self.t_us)
@@ -152,7 +157,9 @@ class FaultConfig:
     drop_rate: float = 0.0  # probability that a byte is lost
     stall_every_s: float = 0.0  # the firmware freezes this often (0: never) ...
     stall_duration_s: float = 3.0  # ... for this long, then resumes
-    disconnect_every_s: float = 0.0  # the USB cable is pulled this often (0: never) ...
+    # The USB cable is pulled this often (0: never), counted from the host's first
+    # command, so a host that is slow to start never finds the port missing at open ...
+    disconnect_every_s: float = 0.0
     disconnect_duration_s: float = 1.0  # ... and plugged back in after this long
     disconnect_jitter: float = 0.0  # both drawn from [x (1 - j), x (1 + j)] (0: fixed)
     corrupt_first_info: int = 0  # the first N INFO frames sent get one payload bit flipped
@@ -216,6 +223,21 @@ class FaultInjector:
         return out
 
 
+@dataclass
+class Unplug:
+    """One simulated unplug as the walker saw it, in device time (microseconds).
+
+    What the host cannot receive: the samples taken while unplugged, and the bytes
+    still in the cable (pty) when it was pulled. Everything from ``back_us`` on was
+    written to the port after it was plugged back in, at ``back_host_time``
+    (time.time()), which a host's own reconnect time can be compared with."""
+
+    last_sent_us: int  # the last sample written to the port before the cable was pulled
+    unread_bytes: int  # bytes the host had not read then (lost with the cable)
+    back_us: int  # the first sample taken after the cable was plugged back in
+    back_host_time: float
+
+
 class PtyServer:
     """Serve a VirtualWalker on a pseudo-terminal in real time.
 
@@ -225,6 +247,7 @@ class PtyServer:
     """
 
     MAX_PENDING = 64 * 1024  # bytes held while the host is not reading (then dropped)
+    UNREAD_SETTLE_S = 0.05  # see _take_unread
 
     def __init__(self, walker: VirtualWalker, faults: FaultConfig | None = None,
                  path: str | None = None, keep_log: bool = False) -> None:
@@ -239,6 +262,8 @@ class PtyServer:
         self.bytes_sent = 0
         self.bytes_discarded = 0
         self.disconnects = 0
+        self.unplugs: list[Unplug] = []
+        self.host_talked_us: int | None = None  # device time of the host's first command
         self.stalls = 0
 
     # ---- the pseudo-terminal ------------------------------------------------------------
@@ -252,6 +277,21 @@ class PtyServer:
             os.unlink(tmp)
         os.symlink(os.ttyname(slave), tmp)
         os.replace(tmp, self.path)
+
+    def _take_unread(self) -> int:
+        """Take the bytes the host has not read from the cable; return how many.
+
+        The kernel hands bytes written to a pty to its reading side asynchronously, so
+        this reads until nothing more arrives for UNREAD_SETTLE_S: what the host does
+        not get by then is lost with the cable, and counted."""
+        unread = len(self._pending)
+        os.set_blocking(self._slave, False)
+        while select.select([self._slave], [], [], self.UNREAD_SETTLE_S)[0]:
+            try:
+                unread += len(os.read(self._slave, 65536))
+            except (BlockingIOError, OSError):
+                break
+        return unread
 
     def _unplug(self) -> None:
         if os.path.lexists(self.path):
@@ -296,13 +336,15 @@ class PtyServer:
         del self._pending[:n]
         self.bytes_sent += n
 
-    def _read_commands(self) -> None:
+    def _read_commands(self) -> bool:
+        """Hand the host's bytes to the firmware; True if there were any."""
         try:
             data = os.read(self._master, 4096)
         except (BlockingIOError, OSError):
-            return
+            return False
         if data:
             self.walker.receive(data)
+        return bool(data)
 
     def serve(self, duration_s: float | None = None, should_stop=None,
               speed: float = 1.0, max_lag_s: float | None = None) -> None:
@@ -318,7 +360,7 @@ class PtyServer:
         faults = self.faults
         t0 = time.monotonic()
         period = 1.0 / max(self.walker.firmware.rate_hz, 1)
-        next_disconnect = faults.disconnect_every_s or float("inf")
+        next_disconnect = float("inf")  # scheduled when the host first talks
         next_stall = faults.stall_every_s or float("inf")
         frozen_s = 0.0  # device time lost to stalls: the firmware's clock stood still
         while True:
@@ -328,14 +370,19 @@ class PtyServer:
             if should_stop is not None and should_stop():
                 return
             if now >= next_disconnect:
+                last_sent_us = self.walker.next_sample_us - self.walker.firmware.period_us
+                unread = self._take_unread()
                 self._unplug()
                 self.disconnects += 1
                 time.sleep(self._jittered(faults.disconnect_duration_s))
                 # The firmware sampled on while unplugged; USB CDC drops what it wrote
                 # into a closed port, so the host sees those frames as a sequence gap.
+                back_host_time = time.time()
                 t_dev = (time.monotonic() - t0 - frozen_s) * speed
                 self.bytes_discarded += len(self.walker.advance(int(t_dev * 1e6)))
                 self._plug()
+                self.unplugs.append(Unplug(last_sent_us, unread, self.walker.next_sample_us,
+                                           back_host_time))
                 next_disconnect = (time.monotonic() - t0
                                    + self._jittered(faults.disconnect_every_s))
                 continue
@@ -346,8 +393,10 @@ class PtyServer:
                 next_stall = time.monotonic() - t0 + faults.stall_every_s
                 continue
             readable, _, _ = select.select([self._master], [], [], period / 2 / speed)
-            if readable:
-                self._read_commands()
+            if readable and self._read_commands() and self.host_talked_us is None:
+                self.host_talked_us = self.walker.t_us
+                if faults.disconnect_every_s:
+                    next_disconnect = now + faults.disconnect_every_s
             t_dev = (time.monotonic() - t0 - frozen_s) * speed
             if max_lag_s is not None:
                 behind = t_dev - self.walker.t_us * 1e-6 - max_lag_s

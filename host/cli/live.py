@@ -19,6 +19,7 @@ from host.cli.common import (
     rate_hz,
 )
 from host.errors import UserError
+from host.link import ANSWER_TIMEOUT_S
 
 
 def cmd_virtual_walker(args) -> int:
@@ -100,7 +101,7 @@ def cmd_record(args) -> int:
 
     health = record_session(args.port, args.out, args.duration, subject_id=args.subject,
                             notes=args.notes, rate_hz=args.rate, overwrite=args.overwrite,
-                            progress=not args.quiet)
+                            progress=not args.quiet, answer_timeout_s=args.answer_timeout)
     if health["interrupted"]:
         if not health["kept"]:
             print("interrupted after %.1f s, before any frame arrived: no file written"
@@ -261,6 +262,11 @@ def register(sub) -> None:
     p.add_argument("--rate", type=rate_hz, default=None,
                    help="ask the walker for this sample rate (Hz)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing file")
+    p.add_argument("--answer-timeout", type=pos_float, default=ANSWER_TIMEOUT_S,
+                   metavar="SECONDS",
+                   help="give up on a port that sends not one byte for this long "
+                        "(default %g; a walker that answers is never cut off for being "
+                        "slow)" % ANSWER_TIMEOUT_S)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_record)
 

@@ -7,6 +7,7 @@ here a second time.
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -24,16 +25,57 @@ def test_every_script_has_a_quick_mode():
         assert "--quick" in script.read_text(), "%s has no --quick" % script.name
 
 
+# A hang guard, not a speed assert: a quick mode is stopped only after this long without
+# printing a line (output unbuffered). Their speed is measured in docs/benchmarks.md.
+SILENT_LIMIT_S = 600.0
+
+
+def run_until_silent(argv, env, silent_limit_s=SILENT_LIMIT_S):
+    """Run argv; return (exit status, output), or (None, output) if it printed nothing
+    for silent_limit_s and was killed as hung."""
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    line_came = threading.Event()
+
+    def read():
+        for line in proc.stdout:
+            lines.append(line)
+            line_came.set()
+        line_came.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    while proc.poll() is None or reader.is_alive():
+        if not line_came.wait(silent_limit_s):
+            proc.kill()
+            proc.wait()
+            return None, "".join(lines)
+        line_came.clear()
+    return proc.returncode, "".join(lines)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("script", BENCHES, ids=[p.stem for p in BENCHES])
 def test_benchmark_quick_mode_runs(script):
     if script.name in NO_QUICK_YET:
         pytest.skip("%s has no --quick mode yet" % script.name)
     env = dict(os.environ, PYTHONPATH=str(ROOT), QT_QPA_PLATFORM="offscreen",
-               NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, str(script), "--quick"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=240)
-    out = proc.stdout + proc.stderr
-    if proc.returncode != 0 and "pip install" in out and "needs" in out:
+               PYTHONUNBUFFERED="1", NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               OPENBLAS_NUM_THREADS="1")
+    status, out = run_until_silent([sys.executable, str(script), "--quick"], env)
+    assert status is not None, "hung: no output for %.0f s\n%s" % (SILENT_LIMIT_S,
+                                                                    out[-3000:])
+    if status != 0 and "pip install" in out and "needs" in out:
         pytest.skip(out.strip().splitlines()[-1])  # optional peer library not installed
-    assert proc.returncode == 0, out[-3000:]
+    assert status == 0, out[-3000:]
+
+
+def test_the_hang_guard_stops_a_silent_process_and_keeps_its_output():
+    code = "import time; print('started', flush=True); time.sleep(120)"
+    status, out = run_until_silent([sys.executable, "-c", code], dict(os.environ),
+                                   silent_limit_s=5.0)
+    assert status is None and out == "started\n"
+    status, out = run_until_silent([sys.executable, "-c", "print('done')"],
+                                   dict(os.environ), silent_limit_s=60.0)
+    assert (status, out) == (0, "done\n")
