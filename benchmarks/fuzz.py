@@ -11,7 +11,9 @@ Run: .venv/bin/python benchmarks/fuzz.py [--quick] [--ops 100000] [--files 5000]
    --files damaged copies of valid files (byte edits, truncation, overwritten blocks,
    a field replaced by hostile JSON: deep nesting, 400-digit integers, NaN, wrong
    types). Each loader must read the file or refuse it with one line naming it; any
-   other exception, or a worker killed by a signal, is a crash.
+   other exception, a worker killed by a signal, or a file it spends HANG_S on is a
+   crash. The recording loader opens files as files from outside are opened
+   (open_recording(..., untrusted=True): the structure probed in a child first).
 
 Prints operations, crashes and the worst memory: on MicroPython the least free heap
 (after a collection) of the 192 KB; under CPython the Python heap's peak (tracemalloc);
@@ -202,8 +204,11 @@ def reader_for(loader: str, work: pathlib.Path):
             out.unlink()
         recover(path, out)
 
+    def open_from_outside(path):  # as `info`, `replay FILE` and the workbench open it
+        return open_recording(path, untrusted=True)
+
     return {"model-header": read_model_header, "model": load_recognizer,
-            "calibration": WalkerCalibration.load, "recording": open_recording,
+            "calibration": WalkerCalibration.load, "recording": open_from_outside,
             "recover": recover_to}[loader]
 
 
@@ -245,6 +250,29 @@ def worker(loader: str, seed: int, start: int, stop: int, work: pathlib.Path) ->
     print("done", flush=True)
 
 
+#: Seconds a worker may spend on one file before it counts as hung (and is killed).
+HANG_S = 300.0
+
+
+def _lines(proc, timeout: float):
+    """proc's stdout lines; None (then stop) after ``timeout`` s without one."""
+    import select
+
+    fd, buffer = proc.stdout.fileno(), b""
+    while True:
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            yield line.decode("utf-8", "replace")
+        ready, _, _ = select.select([fd], [], [], timeout)
+        if not ready:
+            yield None
+            return
+        data = os.read(fd, 1 << 16)
+        if not data:
+            return
+        buffer += data
+
+
 def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path) -> dict:
     """Run the worker until n files are done, restarting it after a fatal signal."""
     counts = dict.fromkeys(("ok", "refused", "unclear", "crash"), 0)
@@ -255,10 +283,14 @@ def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path) -> dict:
         errfile = open(wdir / "stderr.txt", "w+")  # HDF5 prints much there: never a pipe
         proc = subprocess.Popen(
             [sys.executable, __file__, "--worker", loader, str(seed), str(start), str(n),
-             str(wdir)], stdout=subprocess.PIPE, stderr=errfile, text=True,
-            errors="replace", env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        current = start
-        for line in proc.stdout:
+             str(wdir)], stdout=subprocess.PIPE, stderr=errfile,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        current, hung = start, False
+        for line in _lines(proc, HANG_S):
+            if line is None:  # a file that hangs the loader: a crash too
+                proc.kill()
+                hung = True
+                break
             parts = line.rstrip("\n").split(" ", 2)
             if parts[0] == "done":
                 break
@@ -272,8 +304,6 @@ def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path) -> dict:
             if parts[1] in ("crash", "unclear") and len(first) < 5:
                 first.append("file %d: %s" % (current, parts[2] if len(parts) > 2 else ""))
             current += 1
-        for _ in proc.stdout:  # drain after "done"
-            pass
         proc.stdout.close()
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -285,8 +315,9 @@ def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path) -> dict:
         rss.clear()
         if status != 0:  # killed (a segfault in a C library) or an error outside a file
             counts["crash"] += 1
-            first.append("file %d: worker exit status %d %s" % (current, status,
-                                                               err.strip()[-300:]))
+            first.append("file %d: %s" % (current, "hung: no answer in %.0f s, killed"
+                                          % HANG_S if hung else "worker exit status %d %s"
+                                          % (status, err.strip()[-300:])))
             current += 1
         shutil.rmtree(wdir, ignore_errors=True)
         start = current

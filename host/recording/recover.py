@@ -1,7 +1,7 @@
 """recover(): rebuild every derived dataset of a recording from its raw byte log.
 
 The raw log is fed, read by read with the host times it was read at, through the
-same StreamDecoder and the same code (_Deriver) as the live writer, so a recovered
+same StreamDecoder and the same code (derive.Deriver) as the live writer, so a recovered
 file holds exactly what a clean recording of those bytes would have held. Used after
 a crash (the last flush may have left derived data behind the raw log, and the TRUTH
 label track is missing) and after a decoder fix. The raw log, link events, queue
@@ -24,9 +24,9 @@ from host.recording.reader import (
     checked_dataset, damaged, open_h5, text,
 )
 from host.recording.structure_probe import ProbeResult, probe_structure
-from host.recording.writer import (
-    _Deriver, iso_time, set_sample_attrs, walkerlab_version, write_truth_track,
-)
+from host.recording.derive import Deriver, set_sample_attrs
+from host.recording.layout import iso_time
+from host.recording.writer import walkerlab_version, write_truth_track
 
 _COMMIT_EVERY = 4096  # reads between commits, to bound memory on long logs
 
@@ -113,7 +113,7 @@ def _rebuild(f: h5py.File, path: str, calibration=None, source: str | None = Non
         _attach_calibration(f, calibration)
     L.create_derived(f)
     set_sample_attrs(f)
-    deriver = _Deriver(f)
+    deriver = Deriver(f)
 
     budget = ReadBudget(source)
     raw = checked_dataset(f, L.SERIAL_BYTES, np.uint8, (), budget, source)[()]

@@ -13,24 +13,30 @@ log) is not read: its size is checked against the file size by
 The parent learns which objects could not be read within the limit (or at which one
 the library crashed or hung) and decides: ``open_recording(..., untrusted=True)``
 refuses the file in one line; ``recover`` leaves those objects out and salvages the
-rest. Costs one Python start-up with numpy and h5py (a few tenths of a second).
+rest. Costs one Python start-up with numpy and h5py once per process (a few tenths
+of a second), then the walk (milliseconds for a sample recording).
 
-Run as a script (``python structure_probe.py LIMIT_BYTES FILE...``) it is the child: it
-imports only numpy and h5py and prints one line per object, ``at I NAME`` before
-reading it and ``toobig I NAME`` when the limit stopped it, then ``done I`` (I: the
-file's index), so many files cost one start-up.
+Run as a script (``python structure_probe.py LIMIT_BYTES``) it is the child: it
+imports only numpy and h5py, reads file paths (JSON, one a line) on stdin and, for
+each, prints one line per object, ``at NAME`` before reading it and ``toobig NAME``
+when the limit stopped it, then ``done``. It lives as long as its parent (a Python
+start-up is most of a probe's cost) and is replaced after a file it could not read.
 """
 from __future__ import annotations
 
+import atexit
+import json
 import os
+import select
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 
 #: Memory the child may allocate beyond its start-up size, plus the file's own size:
 #: a sound recording's metadata and strings are a small part of the file.
 PROBE_ALLOWANCE_BYTES = 512 * 1024**2
-#: Time the child may take (a busy machine, a long recording), then it counts as hung.
+#: Time the child may stay silent (a busy machine, a long table), then it is hung.
 PROBE_TIMEOUT_S = 120.0
 #: Objects walked at most: a crafted file can link groups into a huge graph.
 MAX_OBJECTS = 100_000
@@ -61,7 +67,7 @@ class ProbeResult:
         """What went wrong, in words: 'reading its structure (/x) needed more than N MB'."""
         where = self.failed if self.failed is not None else self.too_big[0]
         if self.failed is not None and self.why != "memory":
-            what = ("crashed the HDF5 library (%s)" % self.why if self.why != "hung"
+            what = ("stopped the reading process (%s)" % self.why if self.why != "hung"
                     else "did not finish in %.0f s" % PROBE_TIMEOUT_S)
         else:
             what = "needed more than %d MB" % (self.limit_bytes // 1024**2)
@@ -74,19 +80,17 @@ class ProbeResult:
                                                   os.fspath(path)))
 
 
-def probe_limit(paths) -> int:
-    """The child's allowance: PROBE_ALLOWANCE_BYTES plus the largest file's size."""
-    sizes = [0]
-    for path in paths:
-        try:
-            sizes.append(os.path.getsize(path))
-        except OSError:
-            pass
-    return PROBE_ALLOWANCE_BYTES + max(sizes)
+def probe_limit(path) -> int:
+    """The child's allowance for ``path``: PROBE_ALLOWANCE_BYTES plus its size."""
+    try:
+        return PROBE_ALLOWANCE_BYTES + os.path.getsize(path)
+    except OSError:
+        return PROBE_ALLOWANCE_BYTES
 
 
 def probe_structure(path, limit_bytes: int | None = None) -> ProbeResult:
-    """Walk ``path``'s structure in a child process capped at ``limit_bytes``.
+    """Walk ``path``'s structure in a child process capped at ``limit_bytes`` (default
+    probe_limit(path)).
 
     Errors of any other kind (not HDF5, damaged in a way the library reports) are not
     the probe's business: the child skips them and the parent's own reading reports
@@ -96,29 +100,28 @@ def probe_structure(path, limit_bytes: int | None = None) -> ProbeResult:
 
 
 def probe_structures(paths, limit_bytes: int | None = None) -> list[ProbeResult]:
-    """probe_structure of each path, in as few child processes as it takes (one, unless
-    a file crashes or hangs the library: the next child goes on after it). A file
-    probed before and unchanged since is not probed again (unless ``limit_bytes``)."""
+    """probe_structure of each path. A file probed before and unchanged since is not
+    probed again (unless ``limit_bytes`` is given)."""
     paths = [os.fspath(p) for p in paths]
-    keys = [_version(p) for p in paths]
-    cached = limit_bytes is None
-    todo = [p for p, key in zip(paths, keys) if not cached or key not in _SEEN]
-    fresh: dict[str, ProbeResult] = {}
-    if todo:
-        limit = probe_limit(todo) if limit_bytes is None else int(limit_bytes)
-        results = [ProbeResult(limit_bytes=limit) for _ in todo]
-        start = 0
-        while start < len(todo):
-            start = _probe_from(todo, start, limit, results)
-        fresh = dict(zip(todo, results))
-        if cached:  # not a hang: a busy machine may do better next time
-            _SEEN.update((_version(p), r) for p, r in fresh.items() if r.why != "hung")
-    return [fresh[p] if p in fresh else _SEEN[key] for p, key in zip(paths, keys)]
+    out = []
+    with _LOCK:
+        for path in paths:
+            key = _version(path)
+            if limit_bytes is None and key in _SEEN:
+                out.append(_SEEN[key])
+                continue
+            result = _probe_one(path, probe_limit(path) if limit_bytes is None
+                                else int(limit_bytes), exact=limit_bytes is not None)
+            if limit_bytes is None and result.why != "hung":  # busy now, better later
+                _SEEN[key] = result
+            out.append(result)
+    return out
 
 
 # Results by file version (path, size, modification time): the workbench describes a
 # file, then reads it for every run, and a file is probed once.
 _SEEN: dict[tuple, ProbeResult] = {}
+_LOCK = threading.Lock()
 
 
 def _version(path: str) -> tuple:
@@ -129,44 +132,96 @@ def _version(path: str) -> tuple:
     return (os.path.realpath(path), st.st_size, st.st_mtime_ns)
 
 
-def _probe_from(paths: list[str], start: int, limit: int, results) -> int:
-    """Run one child over paths[start:]; the index of the first file it did not finish
-    (after marking that file failed), or len(paths)."""
-    cmd = [sys.executable, "-I", os.path.abspath(__file__), str(limit)] + paths[start:]
+class _Died(Exception):
+    """The child stopped answering: hung (killed) or dead."""
+
+
+class _Child:
+    """One long-lived child (a Python start-up is most of a probe's cost); it reads
+    paths on stdin, answers on stdout, and ends when its stdin closes."""
+
+    def __init__(self, limit_bytes: int) -> None:
+        self.limit_bytes = limit_bytes
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", os.path.abspath(__file__), str(limit_bytes)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL)  # libhdf5's diagnostics: a full pipe would block
+        self.buffer = b""
+
+    def ask(self, path: str):
+        """Send ``path``; yield (kind, name) until its "done"; _Died if it hangs
+        (PROBE_TIMEOUT_S without a word) or dies."""
+        try:
+            self.proc.stdin.write((json.dumps(path) + "\n").encode())
+            self.proc.stdin.flush()
+        except OSError:
+            raise _Died from None
+        while True:
+            while b"\n" in self.buffer:
+                line, self.buffer = self.buffer.split(b"\n", 1)
+                kind, _, name = line.decode("utf-8", "replace").partition(" ")
+                name = json.loads(name) if name else ""
+                yield kind, name
+                if kind == "done":
+                    return
+            ready, _, _ = select.select([self.proc.stdout], [], [], PROBE_TIMEOUT_S)
+            data = os.read(self.proc.stdout.fileno(), 1 << 16) if ready else b""
+            if not data:
+                raise _Died
+            self.buffer += data
+
+    def why_stopped(self) -> str:
+        """Kill the child if it still runs; "hung", "signal N" or "exit status N"."""
+        code = self.proc.poll()
+        if code is None:
+            self.proc.kill()
+            self.proc.wait()
+            return "hung"
+        return "signal %d" % -code if code < 0 else "exit status %d" % code
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc.stdout.close()
+
+
+_CHILD: _Child | None = None
+
+
+def _probe_one(path: str, limit: int, exact: bool) -> ProbeResult:
+    """Probe one file in the long-lived child, (re)started with enough allowance."""
+    global _CHILD
+    if _CHILD is not None and (_CHILD.limit_bytes < limit or
+                               exact and _CHILD.limit_bytes != limit):
+        _CHILD.close()
+        _CHILD = None
+    if _CHILD is None:
+        _CHILD = _Child(limit)
+    result, current = ProbeResult(limit_bytes=_CHILD.limit_bytes), "/"
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                              timeout=PROBE_TIMEOUT_S * (len(paths) - start),
-                              stdin=subprocess.DEVNULL)
-        out, err, code = proc.stdout, proc.stderr, proc.returncode
-    except subprocess.TimeoutExpired as exc:  # run() has killed it
-        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) \
-            else (exc.stdout or "")
-        err, code = "", None
-    i, current = start, "/"
-    for line in out.splitlines():
-        kind, _, rest = line.partition(" ")
-        index, _, name = rest.partition(" ")
-        if kind not in ("at", "toobig", "done") or not index.isdigit():
-            continue
-        i = start + int(index)
-        if kind == "at":
-            current = name
-        elif kind == "toobig":
-            results[i].too_big.append(name)
-        else:
-            i, current = i + 1, "/"
-    if i >= len(paths):
-        return i
-    # File i has no "done": the child hung, died of a signal (a crash in libhdf5), or
-    # ran out of memory where it could not catch it (Python's own allocations).
-    results[i].failed = current
-    if code is None:
-        results[i].why = "hung"
-    elif code < 0:
-        results[i].why = "signal %d" % -code
-    else:
-        results[i].why = "memory" if "MemoryError" in err else "exit status %d" % code
-    return i + 1
+        for kind, name in _CHILD.ask(path):
+            if kind == "at":
+                current = name
+            elif kind == "toobig":
+                result.too_big.append(name)
+    except _Died:
+        # A hang, a signal (a crash in libhdf5), or memory it could not catch.
+        result.failed, result.why = current, _CHILD.why_stopped()
+    if not result.ok:  # a fresh child for the next file, whatever this one left
+        _CHILD.close()
+        _CHILD = None
+    return result
+
+
+@atexit.register
+def _close_child() -> None:
+    if _CHILD is not None:
+        _CHILD.close()
 
 
 # ---- the child ---------------------------------------------------------------------
@@ -221,17 +276,21 @@ def _walk(f, say) -> None:
                 say("toobig", name)
 
 
-def _child(limit_bytes: int, paths: list[str]) -> None:
+def _child(limit_bytes: int) -> None:
+    """Probe each path (a JSON line on stdin) in turn, until stdin closes."""
     import warnings
 
     import h5py
 
     warnings.simplefilter("ignore")
     _cap_address_space(limit_bytes)
-    for index, path in enumerate(paths):
-        def say(kind, name, index=index):
-            print(kind, index, name, flush=True)
 
+    def say(kind, name):
+        sys.stdout.write("%s %s\n" % (kind, json.dumps(name)))
+        sys.stdout.flush()
+
+    while line := sys.stdin.readline():  # not `for line in sys.stdin`: it reads ahead
+        path = json.loads(line)
         say("at", "/")
         try:
             try:
@@ -251,4 +310,4 @@ def _child(limit_bytes: int, paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    _child(int(sys.argv[1]), sys.argv[2:])
+    _child(int(sys.argv[1]))

@@ -13,7 +13,6 @@ from PySide6 import QtCore, QtWidgets
 from host.errors import UserError, user_errors
 from host.gui.processing import one_line
 from host.gui.settings import value
-from host.recording.structure_probe import probe_structures
 from host.workbench import catalog
 from host.workbench.context import TabContext
 from host.workbench.tables import table_item
@@ -110,10 +109,6 @@ class RecordingsPanel(QtWidgets.QGroupBox):
         added, problems = 0, []
         QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.CursorShape.WaitCursor)
         try:
-            # One child process reads every new file's structure (describe_recording
-            # then finds each one probed already).
-            probe_structures([p for p in paths if os.path.abspath(os.fspath(p)) not in known
-                              and os.path.isfile(p)])
             for p in paths:
                 p = os.path.abspath(os.fspath(p))
                 if p in known:
