@@ -5,7 +5,7 @@ StreamDecoder into the derived datasets, so the file always holds exactly what
 recover() would rebuild from its raw log. Data is buffered in memory and written and
 flushed at least every FLUSH_INTERVAL_S: a plain (non-SWMR) HDF5 file whose datasets
 were all created up front survives a kill -9 with at most that much data missing
-(measured in tests/recording/test_recording_crash.py).
+(tests/recording/test_recording_crash.py: what was flushed survives a kill -9).
 """
 from __future__ import annotations
 
