@@ -11,8 +11,8 @@ Run: .venv/bin/python benchmarks/fuzz.py [--quick] [--ops 100000] [--files 5000]
    --files damaged copies of valid files (byte edits, truncation, overwritten blocks,
    a field replaced by hostile JSON: deep nesting, 400-digit integers, NaN, wrong
    types). Each loader must read the file or refuse it with one line naming it; any
-   other exception, a worker killed by a signal, or a file it spends HANG_S on is a
-   crash. The recording loader opens files as files from outside are opened
+   other exception, a worker killed by a signal, or a file it spends HANG_CPU_S of
+   CPU time on is a crash. The recording loader opens files as files from outside are opened
    (open_recording(..., untrusted=True): the structure probed in a child first).
 
 Prints operations, crashes and the worst memory: on MicroPython the least free heap
@@ -250,33 +250,55 @@ def worker(loader: str, seed: int, start: int, stop: int, work: pathlib.Path) ->
     print("done", flush=True)
 
 
-#: Seconds a worker may spend on one file before it counts as hung (and is killed).
-HANG_S = 300.0
+#: CPU seconds a worker may spend on one file before it counts as hung (and is killed):
+#: CPU, not wall-clock time, so that a starved worker on a loaded machine is not hung.
+HANG_CPU_S = 120.0
 
 
-def _lines(proc, timeout: float):
-    """proc's stdout lines; None (then stop) after ``timeout`` s without one."""
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a running process (Linux /proc)."""
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _lines(proc, deadline: float | None = None):
+    """proc's stdout lines; "hung" after HANG_CPU_S of its CPU time without a line,
+    "deadline" once time.monotonic() passes ``deadline`` (then stop)."""
     import select
 
     fd, buffer = proc.stdout.fileno(), b""
+    cpu_at_line = _cpu_seconds(proc.pid)
     while True:
         while b"\n" in buffer:
             line, buffer = buffer.split(b"\n", 1)
+            cpu_at_line = _cpu_seconds(proc.pid)
             yield line.decode("utf-8", "replace")
-        ready, _, _ = select.select([fd], [], [], timeout)
+        ready, _, _ = select.select([fd], [], [], 5.0)
         if not ready:
-            yield None
-            return
+            if _cpu_seconds(proc.pid) - cpu_at_line > HANG_CPU_S:
+                yield "hung"
+                return
+            if deadline is not None and time.monotonic() > deadline:
+                yield "deadline"
+                return
+            continue
         data = os.read(fd, 1 << 16)
         if not data:
             return
         buffer += data
 
 
-def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path) -> dict:
-    """Run the worker until n files are done, restarting it after a fatal signal."""
+def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path,
+               minutes: float | None = None) -> dict:
+    """Run the worker until n files are done (or ``minutes`` have passed: "files" is
+    then the number done), restarting it after a fatal signal or a hang."""
     counts = dict.fromkeys(("ok", "refused", "unclear", "crash"), 0)
     first, start, t0, growth = [], 0, time.perf_counter(), 0
+    deadline = None if minutes is None else time.monotonic() + 60 * minutes
     rss: list[int] = []
     while start < n:
         wdir = pathlib.Path(tempfile.mkdtemp(dir=work))
@@ -285,11 +307,11 @@ def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path) -> dict:
             [sys.executable, __file__, "--worker", loader, str(seed), str(start), str(n),
              str(wdir)], stdout=subprocess.PIPE, stderr=errfile,
             env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        current, hung = start, False
-        for line in _lines(proc, HANG_S):
-            if line is None:  # a file that hangs the loader: a crash too
+        current, hung, stopped = start, False, False
+        for line in _lines(proc, deadline):
+            if line in ("hung", "deadline"):  # a file that hangs the loader: a crash
                 proc.kill()
-                hung = True
+                hung, stopped = line == "hung", line == "deadline"
                 break
             parts = line.rstrip("\n").split(" ", 2)
             if parts[0] == "done":
@@ -313,10 +335,14 @@ def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path) -> dict:
         if len(rss) >= 2:
             growth = max(growth, rss[-1] - rss[-2])
         rss.clear()
+        if stopped:  # out of time: file `current` was not finished, not a crash
+            shutil.rmtree(wdir, ignore_errors=True)
+            n = current
+            break
         if status != 0:  # killed (a segfault in a C library) or an error outside a file
             counts["crash"] += 1
-            first.append("file %d: %s" % (current, "hung: no answer in %.0f s, killed"
-                                          % HANG_S if hung else "worker exit status %d %s"
+            first.append("file %d: %s" % (current, "hung: %.0f s of CPU on it, killed"
+                                          % HANG_CPU_S if hung else "worker exit status %d %s"
                                           % (status, err.strip()[-300:])))
             current += 1
         shutil.rmtree(wdir, ignore_errors=True)
@@ -338,6 +364,9 @@ def main() -> int:
     ap.add_argument("--only", choices=("firmware", "files"), default=None)
     ap.add_argument("--loaders", default=",".join(LOADERS),
                     help="comma-separated subset of: " + ", ".join(LOADERS))
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="stop each file loader after this long and report the files "
+                    "done (a shared machine)")
     ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -377,7 +406,7 @@ def main() -> int:
             print("|---|---:|---:|---:|---:|---:|---:|---:|")
             make_bases(work / "bases")
             for loader in args.loaders.split(","):
-                r = fuzz_files(loader, files, args.seed, work)
+                r = fuzz_files(loader, files, args.seed, work, args.minutes)
                 crashes += r["crash"]
                 print("| %s | %d | %d | %d | %d | %d | %.0f MB | %.0f s |" % (
                     loader, r["files"], r["ok"], r["refused"], r["unclear"], r["crash"],

@@ -16,7 +16,7 @@ refuses the file in one line; ``recover`` leaves those objects out and salvages 
 rest. Costs one Python start-up with numpy and h5py once per process (a few tenths
 of a second), then the walk (milliseconds for a sample recording).
 
-Run as a script (``python structure_probe.py LIMIT_BYTES``) it is the child: it
+Run as a script (``python structure_probe.py LIMIT_BYTES CPU_S``) it is the child: it
 imports only numpy and h5py, reads file paths (JSON, one a line) on stdin and, for
 each, prints one line per object, ``at NAME`` before reading it and ``toobig NAME``
 when the limit stopped it, then ``done``. It lives as long as its parent (a Python
@@ -27,7 +27,9 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import resource
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -36,8 +38,12 @@ from dataclasses import dataclass, field
 #: Memory the child may allocate beyond its start-up size, plus the file's own size:
 #: a sound recording's metadata and strings are a small part of the file.
 PROBE_ALLOWANCE_BYTES = 512 * 1024**2
-#: Time the child may stay silent (a busy machine, a long table), then it is hung.
-PROBE_TIMEOUT_S = 120.0
+#: CPU seconds the child may spend on one file (RLIMIT_CPU: SIGXCPU ends it), so that
+#: a library looping on a damaged heap is told apart from a busy machine.
+PROBE_CPU_S = 60
+#: Wall-clock time the child may stay silent, a backstop only (a starved process on a
+#: loaded machine can wait minutes for its CPU seconds).
+PROBE_TIMEOUT_S = 1800.0
 #: Objects walked at most: a crafted file can link groups into a huge graph.
 MAX_OBJECTS = 100_000
 
@@ -67,8 +73,9 @@ class ProbeResult:
         """What went wrong, in words: 'reading its structure (/x) needed more than N MB'."""
         where = self.failed if self.failed is not None else self.too_big[0]
         if self.failed is not None and self.why != "memory":
-            what = ("stopped the reading process (%s)" % self.why if self.why != "hung"
-                    else "did not finish in %.0f s" % PROBE_TIMEOUT_S)
+            what = {"hung": "did not finish in %.0f s" % PROBE_TIMEOUT_S,
+                    "cpu": "took more than %d s of CPU time" % PROBE_CPU_S}.get(
+                        self.why, "stopped the reading process (%s)" % self.why)
         else:
             what = "needed more than %d MB" % (self.limit_bytes // 1024**2)
         return "reading its structure (%s) %s" % (where, what)
@@ -143,7 +150,8 @@ class _Child:
     def __init__(self, limit_bytes: int) -> None:
         self.limit_bytes = limit_bytes
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", os.path.abspath(__file__), str(limit_bytes)],
+            [sys.executable, "-I", os.path.abspath(__file__), str(limit_bytes),
+             str(PROBE_CPU_S)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL)  # libhdf5's diagnostics: a full pipe would block
         self.buffer = b""
@@ -165,18 +173,27 @@ class _Child:
                 if kind == "done":
                     return
             ready, _, _ = select.select([self.proc.stdout], [], [], PROBE_TIMEOUT_S)
-            data = os.read(self.proc.stdout.fileno(), 1 << 16) if ready else b""
+            if not ready:
+                raise _Died("silent")
+            data = os.read(self.proc.stdout.fileno(), 1 << 16)
             if not data:
-                raise _Died
+                raise _Died("gone")
             self.buffer += data
 
-    def why_stopped(self) -> str:
-        """Kill the child if it still runs; "hung", "signal N" or "exit status N"."""
-        code = self.proc.poll()
+    def why_stopped(self, silent: bool) -> str:
+        """Kill the child if it was ``silent`` too long ("hung"), else wait for its end
+        (its stdout closes a moment before it can be waited for): "cpu" (RLIMIT_CPU),
+        "signal N" or "exit status N"."""
+        try:
+            code = None if silent else self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            code = None
         if code is None:
             self.proc.kill()
             self.proc.wait()
             return "hung"
+        if code == -signal.SIGXCPU:
+            return "cpu"
         return "signal %d" % -code if code < 0 else "exit status %d" % code
 
     def close(self) -> None:
@@ -209,9 +226,10 @@ def _probe_one(path: str, limit: int, exact: bool) -> ProbeResult:
                 current = name
             elif kind == "toobig":
                 result.too_big.append(name)
-    except _Died:
+    except _Died as died:
         # A hang, a signal (a crash in libhdf5), or memory it could not catch.
-        result.failed, result.why = current, _CHILD.why_stopped()
+        result.failed = current
+        result.why = _CHILD.why_stopped(silent=died.args == ("silent",))
     if not result.ok:  # a fresh child for the next file, whatever this one left
         _CHILD.close()
         _CHILD = None
@@ -227,8 +245,6 @@ def _close_child() -> None:
 # ---- the child ---------------------------------------------------------------------
 def _cap_address_space(limit_bytes: int) -> None:
     """Let this process map at most limit_bytes more than it has mapped now."""
-    import resource
-
     with open("/proc/self/status") as fh:
         vm = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
     resource.setrlimit(resource.RLIMIT_AS, (vm + limit_bytes, vm + limit_bytes))
@@ -276,7 +292,7 @@ def _walk(f, say) -> None:
                 say("toobig", name)
 
 
-def _child(limit_bytes: int) -> None:
+def _child(limit_bytes: int, cpu_s: int) -> None:
     """Probe each path (a JSON line on stdin) in turn, until stdin closes."""
     import warnings
 
@@ -291,6 +307,11 @@ def _child(limit_bytes: int) -> None:
 
     while line := sys.stdin.readline():  # not `for line in sys.stdin`: it reads ahead
         path = json.loads(line)
+        used = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+        hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+        soft = int(used) + 1 + cpu_s
+        resource.setrlimit(resource.RLIMIT_CPU, (
+            soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
         say("at", "/")
         try:
             try:
@@ -310,4 +331,4 @@ def _child(limit_bytes: int) -> None:
 
 
 if __name__ == "__main__":
-    _child(int(sys.argv[1]))
+    _child(int(sys.argv[1]), int(sys.argv[2]))
