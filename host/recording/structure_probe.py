@@ -1,10 +1,11 @@
 """Read an untrusted recording's HDF5 structure in a child process under a memory limit.
 
-One damaged size field in an HDF5 file (an object header, a global heap collection
-holding the variable-length strings of a table) makes libhdf5 allocate whatever it
-says, 1.3 GB in a case the fuzzer found, before it refuses the file; in a Python
-process that allocation cannot be stopped or bounded. So, for files that come from
-outside, a child process that caps its own address space (``RLIMIT_AS``) first walks
+One damaged size field in an HDF5 file (the length of a variable-length string in a
+table, a global heap collection's size) makes libhdf5 allocate whatever it says, 1.3 GB
+in a case the fuzzer found, before it refuses the file, and a damaged global heap can
+keep it looping for minutes; inside a Python process neither can be stopped or
+bounded. So, for files that come from outside, a child process that caps its own
+address space (``RLIMIT_AS``) and CPU time per file (``RLIMIT_CPU``) first walks
 every group, attribute, dataset header and variable-length string of the file, the
 parts whose size the file itself declares. The numeric data (samples, the raw byte
 log) is not read: its size is checked against the file size by
@@ -13,8 +14,8 @@ log) is not read: its size is checked against the file size by
 The parent learns which objects could not be read within the limit (or at which one
 the library crashed or hung) and decides: ``open_recording(..., untrusted=True)``
 refuses the file in one line; ``recover`` leaves those objects out and salvages the
-rest. Costs one Python start-up with numpy and h5py once per process (a few tenths
-of a second), then the walk (milliseconds for a sample recording).
+rest. Costs one Python start-up with numpy and h5py once per process, then about as
+much as opening the file (benchmarks/bench_structure_probe.py).
 
 Run as a script (``python structure_probe.py LIMIT_BYTES CPU_S``) it is the child: it
 imports only numpy and h5py, reads file paths (JSON, one a line) on stdin and, for
