@@ -255,7 +255,7 @@ def _recover_around(probe: ProbeResult, src: str, out_path, overwrite: bool,
             not probe.unreadable(L.SERIAL_CHUNKS):
         open_h5(src, live_ok=False).close()
         return _rebuild_into(src, out, True, calibration, probe)
-    report = _salvage_bytes(src, out, calibration)
+    report = _salvage_frames(src, out, calibration)
     report.left_out = ["everything but the frames in its bytes (%s)" % probe.problem()]
     return report
 
@@ -392,7 +392,7 @@ def _salvage(cut: TruncatedRecordingError, out: str, overwrite: bool,
     for leftover in (out, out + ".padded.tmp"):
         if os.path.exists(leftover):
             os.unlink(leftover)
-    return _salvage_bytes(cut.path, out, calibration)
+    return _salvage_bytes(cut, out, calibration)
 
 
 def _next_answer(answer, child, timeout: float | None):
@@ -427,7 +427,12 @@ def _salvage_child(answer, cut_args, out, calibration) -> None:
                                            type(exc).__name__)))
 
 
-def _salvage_bytes(src: str, out: str, calibration) -> RecoverReport:
+def _salvage_bytes(cut: TruncatedRecordingError, out: str, calibration) -> RecoverReport:
+    """A new recording from the frames found in a truncated file's bytes."""
+    return _salvage_frames(cut.path, out, calibration)
+
+
+def _salvage_frames(src: str, out: str, calibration) -> RecoverReport:
     """A new recording from the frames found in a damaged file's bytes."""
     from host.recording.writer import RecordingWriter
 
