@@ -277,13 +277,13 @@ def _lines(proc, deadline: float | None = None):
             line, buffer = buffer.split(b"\n", 1)
             cpu_at_line = _cpu_seconds(proc.pid)
             yield line.decode("utf-8", "replace")
+        if deadline is not None and time.monotonic() > deadline:
+            yield "deadline"
+            return
         ready, _, _ = select.select([fd], [], [], 5.0)
         if not ready:
             if _cpu_seconds(proc.pid) - cpu_at_line > HANG_CPU_S:
                 yield "hung"
-                return
-            if deadline is not None and time.monotonic() > deadline:
-                yield "deadline"
                 return
             continue
         data = os.read(fd, 1 << 16)
