@@ -11,7 +11,9 @@ Run: .venv/bin/python benchmarks/fuzz.py [--quick] [--ops 100000] [--files 5000]
    --files damaged copies of valid files (byte edits, truncation, overwritten blocks,
    a field replaced by hostile JSON: deep nesting, 400-digit integers, NaN, wrong
    types). Each loader must read the file or refuse it with one line naming it; any
-   other exception, or a worker killed by a signal, is a crash.
+   other exception, a worker killed by a signal, or a file it spends HANG_CPU_S of
+   CPU time on is a crash. The recording loader opens files as files from outside are opened
+   (open_recording(..., untrusted=True): the structure probed in a child first).
 
 Prints operations, crashes and the worst memory: on MicroPython the least free heap
 (after a collection) of the 192 KB; under CPython the Python heap's peak (tracemalloc);
@@ -202,8 +204,11 @@ def reader_for(loader: str, work: pathlib.Path):
             out.unlink()
         recover(path, out)
 
+    def open_from_outside(path):  # as `info`, `replay FILE` and the workbench open it
+        return open_recording(path, untrusted=True)
+
     return {"model-header": read_model_header, "model": load_recognizer,
-            "calibration": WalkerCalibration.load, "recording": open_recording,
+            "calibration": WalkerCalibration.load, "recording": open_from_outside,
             "recover": recover_to}[loader]
 
 
@@ -245,20 +250,69 @@ def worker(loader: str, seed: int, start: int, stop: int, work: pathlib.Path) ->
     print("done", flush=True)
 
 
-def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path) -> dict:
-    """Run the worker until n files are done, restarting it after a fatal signal."""
+#: CPU seconds a worker may spend on one file before it counts as hung (and is killed):
+#: CPU, not wall-clock time, so that a starved worker on a loaded machine is not hung.
+HANG_CPU_S = 120.0
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a running process (Linux /proc)."""
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _lines(proc, deadline: float | None = None):
+    """proc's stdout lines; "hung" after HANG_CPU_S of its CPU time without a line,
+    "deadline" once time.monotonic() passes ``deadline`` (then stop)."""
+    import select
+
+    fd, buffer = proc.stdout.fileno(), b""
+    cpu_at_line = _cpu_seconds(proc.pid)
+    while True:
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            cpu_at_line = _cpu_seconds(proc.pid)
+            yield line.decode("utf-8", "replace")
+        if deadline is not None and time.monotonic() > deadline:
+            yield "deadline"
+            return
+        ready, _, _ = select.select([fd], [], [], 5.0)
+        if not ready:
+            if _cpu_seconds(proc.pid) - cpu_at_line > HANG_CPU_S:
+                yield "hung"
+                return
+            continue
+        data = os.read(fd, 1 << 16)
+        if not data:
+            return
+        buffer += data
+
+
+def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path,
+               minutes: float | None = None) -> dict:
+    """Run the worker until n files are done (or ``minutes`` have passed: "files" is
+    then the number done), restarting it after a fatal signal or a hang."""
     counts = dict.fromkeys(("ok", "refused", "unclear", "crash"), 0)
     first, start, t0, growth = [], 0, time.perf_counter(), 0
+    deadline = None if minutes is None else time.monotonic() + 60 * minutes
     rss: list[int] = []
     while start < n:
         wdir = pathlib.Path(tempfile.mkdtemp(dir=work))
         errfile = open(wdir / "stderr.txt", "w+")  # HDF5 prints much there: never a pipe
         proc = subprocess.Popen(
             [sys.executable, __file__, "--worker", loader, str(seed), str(start), str(n),
-             str(wdir)], stdout=subprocess.PIPE, stderr=errfile, text=True,
-            errors="replace", env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        current = start
-        for line in proc.stdout:
+             str(wdir)], stdout=subprocess.PIPE, stderr=errfile,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        current, hung, stopped = start, False, False
+        for line in _lines(proc, deadline):
+            if line in ("hung", "deadline"):  # a file that hangs the loader: a crash
+                proc.kill()
+                hung, stopped = line == "hung", line == "deadline"
+                break
             parts = line.rstrip("\n").split(" ", 2)
             if parts[0] == "done":
                 break
@@ -272,8 +326,6 @@ def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path) -> dict:
             if parts[1] in ("crash", "unclear") and len(first) < 5:
                 first.append("file %d: %s" % (current, parts[2] if len(parts) > 2 else ""))
             current += 1
-        for _ in proc.stdout:  # drain after "done"
-            pass
         proc.stdout.close()
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -283,10 +335,15 @@ def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path) -> dict:
         if len(rss) >= 2:
             growth = max(growth, rss[-1] - rss[-2])
         rss.clear()
+        if stopped:  # out of time: file `current` was not finished, not a crash
+            shutil.rmtree(wdir, ignore_errors=True)
+            n = current
+            break
         if status != 0:  # killed (a segfault in a C library) or an error outside a file
             counts["crash"] += 1
-            first.append("file %d: worker exit status %d %s" % (current, status,
-                                                               err.strip()[-300:]))
+            first.append("file %d: %s" % (current, "hung: %.0f s of CPU on it, killed"
+                                          % HANG_CPU_S if hung else "worker exit status %d %s"
+                                          % (status, err.strip()[-300:])))
             current += 1
         shutil.rmtree(wdir, ignore_errors=True)
         start = current
@@ -307,6 +364,9 @@ def main() -> int:
     ap.add_argument("--only", choices=("firmware", "files"), default=None)
     ap.add_argument("--loaders", default=",".join(LOADERS),
                     help="comma-separated subset of: " + ", ".join(LOADERS))
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="stop each file loader after this long and report the files "
+                    "done (a shared machine)")
     ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -346,7 +406,7 @@ def main() -> int:
             print("|---|---:|---:|---:|---:|---:|---:|---:|")
             make_bases(work / "bases")
             for loader in args.loaders.split(","):
-                r = fuzz_files(loader, files, args.seed, work)
+                r = fuzz_files(loader, files, args.seed, work, args.minutes)
                 crashes += r["crash"]
                 print("| %s | %d | %d | %d | %d | %d | %.0f MB | %.0f s |" % (
                     loader, r["files"], r["ok"], r["refused"], r["unclear"], r["crash"],

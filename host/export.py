@@ -25,7 +25,7 @@ def recording_table(path, track: str | None = None) -> dict[str, np.ndarray]:
     from host.recording import open_recording
     from host.replay import recording_calibration
 
-    rec = open_recording(path)
+    rec = open_recording(path, untrusted=True)  # a FILE from the user
     cal = recording_calibration(rec)
     fx = FeatureExtractor(cal, "cop")
     block = rec.samples

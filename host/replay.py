@@ -115,11 +115,12 @@ def recording_chunks(rec):
 
 
 def replay_recording(path, recognizer=None, speed: float = 0.0, on_output=None):
-    """Replay a recording file; returns (Recording, ReplayResult)."""
+    """Replay a recording file (from anywhere: its structure is probed first, see
+    open_recording's ``untrusted``); returns (Recording, ReplayResult)."""
     from host.datasets import recording_rate_hz
     from host.errors import UserError
 
-    rec = open_recording(path)
+    rec = open_recording(path, untrusted=True)
     try:
         result = replay_bytes(recording_chunks(rec), recording_calibration(rec), recognizer,
                               speed, on_output, rate_hz=recording_rate_hz(rec) or None)

@@ -347,7 +347,7 @@ def import_labels(path, file, annotator: str, track: str | None = None,
     if not segments:
         raise UserError("%s: no segments to import" % file)
     name = name or annotator
-    rec = open_recording(path)
+    rec = open_recording(path, untrusted=True)
     existing = read_tracks(path)
     if name in existing and not replace:
         raise UserError("%s already has a label track %r (use --name or --replace)"

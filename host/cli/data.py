@@ -37,7 +37,7 @@ def cmd_simulate(args) -> int:
 def _info_dict(path, track=None) -> dict:
     from host.recording import open_recording
 
-    rec = open_recording(path)
+    rec = open_recording(path, untrusted=True)  # a FILE from the user
     info = rec.summary()
     tracks = sorted(rec.labels)
     chosen = track or ("simulator" if "simulator" in tracks else (tracks[0] if tracks else None))

@@ -178,6 +178,8 @@ def describe_recovery(report) -> str:
     notes = []
     if report.salvaged_from:
         notes.append("salvaged from a damaged file of %d bytes" % report.salvaged_from)
+    if report.left_out:
+        notes.append("left out as unreadable: " + ", ".join(report.left_out))
     if report.ignored_reads:
         notes.append("%d reads past the end of the log ignored (the writer stopped "
                      "mid-write)" % report.ignored_reads)

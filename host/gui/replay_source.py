@@ -44,7 +44,8 @@ class ReplaySource:
 
     def __init__(self, path, sink, speed: float = 1.0, recording=None) -> None:
         self.path = str(path)
-        self.recording = recording if recording is not None else open_recording(path)
+        self.recording = recording if recording is not None else \
+            open_recording(path, untrusted=True)  # a file the user picked: probe it
         rec = self.recording
         if not len(rec.raw_chunks):
             raise UserError("%s has no serial data to replay" % self.path)

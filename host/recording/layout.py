@@ -14,8 +14,10 @@ attributes) are neither: recover() keeps them as they are.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import re
+import time
 
 import h5py
 import numpy as np
@@ -27,6 +29,15 @@ FORMAT_MAJOR = int(FORMAT_VERSION.split(".")[0])
 # The writer flushes at least this often, so a crash (kill -9, power cut excepted)
 # loses at most this much data plus the time one write takes.
 FLUSH_INTERVAL_S = 0.5
+
+
+def iso_time(t: float | None = None) -> str:
+    """Unix time -> ISO 8601 with the local time zone's offset (the format of every
+    time attribute: session_start_time, recovered_at, ...)."""
+    t = time.time() if t is None else t
+    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).astimezone().isoformat(
+        timespec="microseconds")
+
 
 # ---- paths -----------------------------------------------------------------------
 ACQUISITION = "/acquisition"
@@ -278,7 +289,7 @@ def create_derived(f: h5py.File) -> None:
         ev.attrs[name] = np.int64(0)
 
 # Fixed attributes of the sample columns (unit/conversion of accel, loads and encoder
-# are added by the writer, see writer.sample_conversions()).
+# are added by the writer, see derive.sample_conversions()).
 SAMPLE_ATTRS = {
     "seq": {"description": "frame sequence number as sent (wraps at 2**16)"},
     "t_us": {"unit": "us", "description": "device time, unwrapped to int64"},

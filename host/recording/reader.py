@@ -560,13 +560,23 @@ def _read_samples(f: h5py.File, budget: ReadBudget) -> tuple[SampleBlock, np.nda
     return block, cols["timestamps"].astype(np.float64)
 
 
-def open_recording(path) -> Recording:
+def open_recording(path, *, untrusted: bool = False) -> Recording:
     """Read a recording; RecordingFormatError (one line) if it is not one we can read.
 
     A file still being written (SWMR) can be caught in the middle of a flush, when
     its metadata is briefly inconsistent; the read is then retried a few times.
+    ``untrusted``: the file comes from outside (a user's FILE argument, an import), so
+    its structure is first read in a child process under a memory limit
+    (structure_probe), as a damaged size field makes libhdf5 allocate gigabytes;
+    costs a Python start-up.
     """
     path = os.fspath(path)
+    if untrusted and os.path.isfile(path):
+        from host.recording.structure_probe import probe_structure
+
+        probe = probe_structure(path)
+        if not probe.ok:
+            raise RecordingFormatError(probe.message(path))
     for attempt in range(LIVE_READ_ATTEMPTS):
         try:
             try:

@@ -1,7 +1,7 @@
 """recover(): rebuild every derived dataset of a recording from its raw byte log.
 
 The raw log is fed, read by read with the host times it was read at, through the
-same StreamDecoder and the same code (_Deriver) as the live writer, so a recovered
+same StreamDecoder and the same code (derive.Deriver) as the live writer, so a recovered
 file holds exactly what a clean recording of those bytes would have held. Used after
 a crash (the last flush may have left derived data behind the raw log, and the TRUTH
 label track is missing) and after a decoder fix. The raw log, link events, queue
@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import h5py
 import numpy as np
@@ -23,9 +23,10 @@ from host.recording.reader import (
     HDF5_DAMAGE, ReadBudget, RecordingFormatError, TruncatedRecordingError, check_format,
     checked_dataset, damaged, open_h5, text,
 )
-from host.recording.writer import (
-    _Deriver, iso_time, set_sample_attrs, walkerlab_version, write_truth_track,
-)
+from host.recording.structure_probe import ProbeResult, probe_structure
+from host.recording.derive import Deriver, set_sample_attrs
+from host.recording.layout import iso_time
+from host.recording.writer import walkerlab_version, write_truth_track
 
 _COMMIT_EVERY = 4096  # reads between commits, to bound memory on long logs
 
@@ -42,6 +43,7 @@ class RecoverReport:
     frames: int
     counters: dict
     salvaged_from: int = 0  # a truncated source: its size in bytes (0: not truncated)
+    left_out: list = field(default_factory=list)  # unreadable objects not copied
 
 
 def _attach_calibration(f: h5py.File, calibration) -> None:
@@ -111,7 +113,7 @@ def _rebuild(f: h5py.File, path: str, calibration=None, source: str | None = Non
         _attach_calibration(f, calibration)
     L.create_derived(f)
     set_sample_attrs(f)
-    deriver = _Deriver(f)
+    deriver = Deriver(f)
 
     budget = ReadBudget(source)
     raw = checked_dataset(f, L.SERIAL_BYTES, np.uint8, (), budget, source)[()]
@@ -173,6 +175,9 @@ def _recover(path, out_path=None, *, overwrite: bool = False,
     src = os.fspath(path)
     if out_path is not None and os.path.exists(out_path) and os.path.samefile(src, out_path):
         out_path = None
+    probe = probe_structure(src) if os.path.isfile(src) else None
+    if probe is not None and not probe.ok:
+        return _recover_around(probe, src, out_path, overwrite, calibration)
     try:
         open_h5(src, live_ok=False).close()
         if out_path is None:
@@ -187,10 +192,17 @@ def _recover(path, out_path=None, *, overwrite: bool = False,
         with open_h5(src, "r+") as f:
             check_format(f, src, check_calibration=calibration is None)
             return _rebuild(f, src, calibration)
-    out = os.fspath(out_path)
+    return _rebuild_into(src, os.fspath(out_path), overwrite, calibration)
+
+
+def _rebuild_into(src: str, out: str, overwrite: bool, calibration,
+                  probe: ProbeResult | None = None) -> RecoverReport:
+    """A new file ``out``: src's raw log, link events, label tracks and attributes
+    (those ``probe`` found readable) plus the datasets rebuilt from the raw log."""
     if os.path.exists(out) and not overwrite:
         raise FileExistsError("%s: already exists; choose another name or overwrite it "
                               "explicitly" % out)
+    left_out = []
     with open_h5(src) as s:
         check_format(s, src, check_calibration=calibration is None)
         d = h5py.File(out, "w" if overwrite else "x")
@@ -198,15 +210,53 @@ def _recover(path, out_path=None, *, overwrite: bool = False,
             for k in s.attrs:
                 _copy_attribute(s.attrs, d.attrs, k)
             for p in (L.SERIAL, L.LINK_EVENTS, L.ANNOTATIONS):
-                if p in s:
-                    parent = d.require_group(p.rsplit("/", 1)[0] or "/")
+                if p not in s:
+                    continue
+                parent = d.require_group(p.rsplit("/", 1)[0] or "/")
+                if probe is None or not probe.unreadable(p) and not any(
+                        b.startswith(p + "/") for b in probe.too_big):
                     s.copy(s[p], parent, name=p.rsplit("/", 1)[1])
+                    continue
+                # Damaged parts are left out, one object at a time (label tracks).
+                if probe.unreadable(p) or not isinstance(s[p], h5py.Group):
+                    left_out.append(p)
+                    continue
+                group = parent.require_group(p.rsplit("/", 1)[1])
+                for name in s[p]:
+                    if probe.unreadable(p + "/" + name):
+                        left_out.append(p + "/" + name)
+                    else:
+                        s.copy(s[p + "/" + name], group, name=name)
             report = _rebuild(d, out, calibration, source=src)
+            report.left_out = left_out
         except BaseException:
             d.close()
             os.unlink(out)
             raise
         d.close()
+    return report
+
+
+def _recover_around(probe: ProbeResult, src: str, out_path, overwrite: bool,
+                    calibration) -> RecoverReport:
+    """Recover a file whose structure the probe could not wholly read (see
+    structure_probe): into a new file only, leaving the unreadable objects out; when
+    the raw log itself is among them, or the library crashed or hung, from the frames
+    found in the file's bytes."""
+    if out_path is None:
+        raise RecordingFormatError(
+            "%s: %s; recover it into a new file with --out NEW.h5 (the damaged file is "
+            "kept as it is)" % (src, probe.problem()))
+    out = os.fspath(out_path)
+    if os.path.exists(out) and not overwrite:
+        raise FileExistsError("%s: already exists; choose another name or overwrite it "
+                              "explicitly" % out)
+    if probe.failed is None and not probe.unreadable(L.SERIAL_BYTES) and \
+            not probe.unreadable(L.SERIAL_CHUNKS):
+        open_h5(src, live_ok=False).close()
+        return _rebuild_into(src, out, True, calibration, probe)
+    report = _salvage_frames(src, out, calibration)
+    report.left_out = ["everything but the frames in its bytes (%s)" % probe.problem()]
     return report
 
 
@@ -378,19 +428,24 @@ def _salvage_child(answer, cut_args, out, calibration) -> None:
 
 
 def _salvage_bytes(cut: TruncatedRecordingError, out: str, calibration) -> RecoverReport:
-    """A new recording from the frames found in the truncated file's bytes."""
+    """A new recording from the frames found in a truncated file's bytes."""
+    return _salvage_frames(cut.path, out, calibration)
+
+
+def _salvage_frames(src: str, out: str, calibration) -> RecoverReport:
+    """A new recording from the frames found in a damaged file's bytes."""
     from host.recording.writer import RecordingWriter
 
-    raw, chunks = _scan_for_frames(cut.path, os.path.getmtime(cut.path))
+    raw, chunks = _scan_for_frames(src, os.path.getmtime(src))
     if not len(raw):
-        raise RecordingFormatError("%s: truncated, and no intact frame survives in it; "
-                                   "nothing to salvage" % cut.path)
+        raise RecordingFormatError("%s: damaged, and no intact frame survives in it; "
+                                   "nothing to salvage" % src)
     start = float(chunks["host_time"][0])
     w = RecordingWriter(out, overwrite=True, calibration=calibration,
                         session_start_time=start,
-                        notes="salvaged from the truncated %s: its session attributes "
+                        notes="salvaged from the damaged %s: its session attributes "
                               "were lost; host times are the file's modification time"
-                              % os.path.basename(cut.path))
+                              % os.path.basename(src))
     try:
         w.write_serial(raw.tobytes(), start)
         w.close()
@@ -404,7 +459,7 @@ def _salvage_bytes(cut: TruncatedRecordingError, out: str, calibration) -> Recov
     return RecoverReport(path=out, raw_bytes=len(raw), reads=1, ignored_reads=0,
                          trailing_bytes=0, samples_before=0, samples=samples,
                          frames=counters["frames_ok"], counters=counters,
-                         salvaged_from=cut.size)
+                         salvaged_from=os.path.getsize(src))
 
 
 def _salvage_hdf5(cut: TruncatedRecordingError, out: str, calibration,

@@ -67,9 +67,14 @@ def describe_recording(path) -> RecordingInfo:
     from host.recording.labels import read_tracks
     from host.recording.reader import RecordingFormatError, open_h5, check_format, _plain
 
+    from host.recording.structure_probe import probe_structure
+
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise UserError("%s: no such file" % path)
+    probe = probe_structure(path)  # files come from anywhere: bound libhdf5's memory
+    if not probe.ok:
+        raise UserError(probe.message(path))
     try:
         with open_h5(path) as f:
             check_format(f, path)

@@ -1,0 +1,147 @@
+"""A damaged size field makes libhdf5 allocate gigabytes: files from outside are probed
+in a child process under a memory limit (host/recording/structure_probe.py)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from host.recording import layout as L
+from host.recording import open_recording, recover
+from host.recording.reader import RecordingFormatError
+from host.recording import structure_probe
+from host.recording.structure_probe import probe_structure, probe_structures
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "recordings" / "samples" / "exp1-run1_subject001.h5"
+HUGE = 0x50000000  # 1.25 GB: what the damaged string says it holds
+
+
+def damage_a_string(path: Path, table: str, dtype: np.dtype, field: str) -> None:
+    """Rewrite ``table`` with three strings and make the last one claim HUGE bytes.
+
+    A string in a table is stored as (length u32, global heap collection address u64,
+    index u32); the table's strings go into the newest heap collection, so its "ccc"
+    (length 3) is the one entry of length 3 pointing there."""
+    with h5py.File(path, "r+") as f:
+        if table in f:
+            del f[table]
+        rows = np.zeros(3, dtype=dtype)
+        rows[field] = ["a", "bb", "ccc"]
+        f.create_dataset(table, data=rows)
+    blob = bytearray(path.read_bytes())
+    newest = [m.start() for m in re.finditer(b"GCOL", blob)][-1]
+    refs = [m.start() for m in re.finditer(re.escape(struct.pack("<IQ", 3, newest)), blob)]
+    assert len(refs) == 1
+    struct.pack_into("<I", blob, refs[0], HUGE)
+    path.write_bytes(bytes(blob))
+
+
+def hostile_recording(path: Path) -> Path:
+    """The sample recording with one string of /acquisition/log claiming HUGE bytes:
+    the fuzzer's case (file 66, seed 1), where reading it made libhdf5 allocate 1.3 GB."""
+    shutil.copy(SAMPLE, path)
+    damage_a_string(path, L.LOG, L.LOG_DTYPE, "text")
+    return path
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Path:
+    return hostile_recording(tmp_path_factory.mktemp("probe") / "hostile.h5")
+
+
+def test_the_probe_names_the_object_that_needs_more_than_the_limit(hostile):
+    result = probe_structure(hostile, limit_bytes=structure_probe.probe_limit(hostile))
+    assert result.too_big == [L.LOG] and result.failed is None and not result.ok
+    assert result.unreadable(L.LOG) and not result.unreadable(L.SERIAL_BYTES)
+    clean = probe_structure(SAMPLE)
+    assert clean.ok and not clean.unreadable("/")
+
+
+def test_one_child_probes_file_by_file_and_is_replaced_after_a_damaged_one(hostile):
+    results = probe_structures([SAMPLE, hostile, hostile.with_name("missing.h5"), hostile,
+                                SAMPLE], limit_bytes=256 * 1024**2)
+    assert [r.ok for r in results] == [True, False, True, False, True]
+    assert results[1].too_big == results[3].too_big == [L.LOG]
+
+
+def test_open_untrusted_is_one_line_and_no_process_grows(hostile, tmp_path):
+    """In a fresh interpreter, so that its own and its children's peak RSS are the
+    probe's and the parent's alone (not the test session's)."""
+    code = (
+        "import json, resource, sys\n"
+        "from host.recording import open_recording\n"
+        "try:\n"
+        "    open_recording(sys.argv[1], untrusted=True)\n"
+        "    msg = None\n"
+        "except Exception as exc:\n"
+        "    msg = '%s: %s' % (type(exc).__name__, exc)\n"
+        "ru = resource.getrusage\n"
+        "print(json.dumps({'msg': msg, 'self_kb': ru(resource.RUSAGE_SELF).ru_maxrss,\n"
+        "                  'children_kb': ru(resource.RUSAGE_CHILDREN).ru_maxrss}))\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(hostile)], capture_output=True,
+                          text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT),
+                                                   "PATH": "/usr/bin:/bin"}, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["msg"].startswith("RecordingFormatError: cannot read %s: reading its "
+                                 "structure (%s) needed more than" % (hostile, L.LOG))
+    assert "\n" not in out["msg"] and "damaged" in out["msg"]
+    # Reading the string in-process would take HUGE bytes; neither process came near.
+    limit_kb = structure_probe.probe_limit(hostile) // 1024
+    assert out["children_kb"] < limit_kb
+    assert out["self_kb"] < HUGE // 1024 // 2
+
+
+def test_walkerlab_replay_of_the_file_is_one_line_and_exit_2(hostile, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "host.cli", "replay", str(hostile)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot read %s" % hostile in lines[0]
+
+
+def test_recover_salvages_around_the_damaged_object(hostile, tmp_path):
+    before = hostile.read_bytes()
+    with pytest.raises(RecordingFormatError, match="--out NEW.h5") as info:
+        recover(hostile)  # in place: refused, the file is kept as it is
+    assert "\n" not in str(info.value)
+    assert hostile.read_bytes() == before
+    out = tmp_path / "recovered.h5"
+    report = recover(hostile, out)
+    assert hostile.read_bytes() == before
+    # The log is derived (rebuilt from the raw log), so nothing is lost.
+    assert report.left_out == []
+    original, recovered = open_recording(SAMPLE), open_recording(out)
+    assert len(recovered.time_s) == len(original.time_s) > 0
+    np.testing.assert_array_equal(recovered.samples.loads, original.samples.loads)
+    assert recovered.raw_bytes() == original.raw_bytes()
+    assert recovered.attrs["subject_id"] == original.attrs["subject_id"]
+
+
+def test_recover_leaves_out_a_damaged_label_track(tmp_path):
+    """A label track is not derived: it is left out (and said so), the rest kept."""
+    path = tmp_path / "track.h5"
+    shutil.copy(SAMPLE, path)
+    damage_a_string(path, L.ANNOTATIONS + "/alice", L.LABEL_DTYPE, "activity")
+    report = recover(path, tmp_path / "out.h5")
+    assert report.left_out == [L.ANNOTATIONS + "/alice"]
+    rec, original = open_recording(tmp_path / "out.h5"), open_recording(SAMPLE)
+    assert "alice" not in rec.labels and set(rec.labels) == set(original.labels)
+    assert len(rec.time_s) == len(original.time_s)
+
+
+def test_a_child_that_does_not_finish_is_reported_as_hung(monkeypatch, hostile):
+    monkeypatch.setattr(structure_probe, "PROBE_TIMEOUT_S", 1e-3)
+    result = probe_structures([hostile], limit_bytes=1 << 30)[0]
+    assert result.failed == "/" and result.why == "hung"
+    assert "did not finish" in result.message(hostile)
