@@ -1,4 +1,4 @@
-"""The ``"shdp"`` walker recognizer: a supervised HDP (paper 002) over motion words.
+"""The ``"shdp"`` walker recognizer: a supervised HDP (Zhang et al., ICCV-W 2013) over motion words.
 
 Frames are standardised (NaN, a missing reading, set to the mean) and cut into
 consecutive sub-windows of ``subwindow`` frames (0.5 s at 50 Hz); each sub-window's

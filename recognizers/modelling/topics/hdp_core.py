@@ -556,7 +556,7 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
 
 @njit(cache=True)
 def label_value_grad(indptr, counts, P, thetabar, labels, mu, grad):
-    """Paper 002's label term (9) summed over documents, and its gradient (24) in mu.
+    """The label term (eq. 9 of Zhang et al., ICCV-W 2013) summed over documents, and its gradient (eq. 24) in mu.
 
     P (nnz, K) ``sum_t zeta_et varphi_tk`` per word entry, thetabar (D, K), labels (D,)
     class indices, mu (C, K); writes d/dmu into grad (C, K) and returns the value

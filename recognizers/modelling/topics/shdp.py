@@ -6,7 +6,7 @@ inference", ICCV workshops 2013), batch (Algorithm 1) and online.
     clf = SupervisedHDP(n_components=30, doc_truncation=10).fit(X, y)  # X: counts
     clf.predict(X_test), clf.predict_proba(X_test), clf.n_topics_used_, clf.coef_
 
-The model is the variational HDP of :mod:`recognizers.modelling.hdp` (this class
+The model is the variational HDP of :mod:`recognizers.modelling.topics.hdp` (this class
 subclasses :class:`HDP` and runs its kernel and corpus updates) plus a label per
 document, ``p(y | thetabar) = softmax_y(mu_y . thetabar)``, where ``thetabar`` is the
 document's empirical distribution of corpus topics.  The expected log-softmax is
@@ -157,7 +157,7 @@ def fit_label_weights(mu0, value_grad, penalty, scale, max_iter):
 class TopicSoftmaxMixin:
     """Prediction of a softmax over a document's topic proportions, shared by
     :class:`SupervisedHDP` (``mu_y . thetabar``, eq. 14, label terms dropped at test
-    time) and :class:`~recognizers.modelling.slda.SupervisedLDA` (``eta_y . zbar``):
+    time) and :class:`~recognizers.modelling.topics.slda.SupervisedLDA` (``eta_y . zbar``):
     scores ``transform(X) @ coef_.T``."""
 
     def _topic_scores(self, X) -> np.ndarray:
