@@ -541,16 +541,9 @@ class HDP(TransformerMixin, BaseEstimator):
             return None
         if hasattr(self, "coef_"):
             self.coef_[:, j] = 0.0
-        self._globals_from_locals(M, varphi, zeta, labels)
         # the words of the document topics that mapped to j find their new places
-        for _ in range(self._DELETE_SWEEPS):
-            self._set_globals(*self._estep(M, varphi, zeta, False, labels, forbid=j)[:2])
-            self._update_label_weights(M, varphi, zeta, labels)
-        new = self._bound(M, varphi, zeta, labels)
-        if new > bound:
-            return new
-        self._restore(snapshot, varphi, zeta)
-        return None
+        return self._resweep_and_keep(M, varphi, zeta, labels, bound, snapshot,
+                                      self._DELETE_SWEEPS, forbid=j)
 
     def _split_moves(self, M, varphi, zeta, bound, labels, doc_bounds=None):
         """Try splitting the used topics whose words a two-topic model explains best
@@ -605,9 +598,17 @@ class HDP(TransformerMixin, BaseEstimator):
             return None
         if hasattr(self, "coef_"):  # both halves start with the topic's label weights
             self.coef_[:, k2] = self.coef_[:, k]
+        return self._resweep_and_keep(M, varphi, zeta, labels, bound, snapshot,
+                                      self._SPLIT_SWEEPS)
+
+    def _resweep_and_keep(self, M, varphi, zeta, labels, bound, snapshot, n_sweeps,
+                          forbid=None):
+        """Finish a proposal: globals from the edited document factors, ``n_sweeps``
+        sweeps (topic ``forbid`` kept empty), then keep it if the whole-corpus bound
+        rose (returns the new bound) or restore ``snapshot`` (returns None)."""
         self._globals_from_locals(M, varphi, zeta, labels)
-        for _ in range(self._SPLIT_SWEEPS):
-            self._set_globals(*self._estep(M, varphi, zeta, False, labels)[:2])
+        for _ in range(n_sweeps):
+            self._set_globals(*self._estep(M, varphi, zeta, False, labels, forbid=forbid)[:2])
             self._update_label_weights(M, varphi, zeta, labels)
         new = self._bound(M, varphi, zeta, labels)
         if new > bound:
