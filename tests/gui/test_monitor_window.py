@@ -237,24 +237,30 @@ def test_replay_is_paced_at_the_chosen_speed_and_can_pause(qtbot, make_window,
 def test_survives_a_virtual_walker_disconnect_and_reconnect(qtbot, make_window):
     window = make_window(virtual_faults=FaultConfig(disconnect_every_s=1.5,
                                                     disconnect_duration_s=0.6))
+    # The link states the controller went through, event by event (polling the display
+    # can miss a short outage when one tick brings both the loss and the reconnect).
+    states = []
+    on_event = window.controller._on_event
+
+    def recording_on_event(ev):
+        on_event(ev)
+        states.append(window.controller.link_state)
+
+    window.controller._on_event = recording_on_event
     window.connect_to("virtual")
-    seen = set()
-
-    def reconnected():
-        seen.add(window.display_state_name())
-        return window.controller.health()["reconnects"] >= 1
-
-    qtbot.waitUntil(reconnected, timeout=HANG_GUARD_MS)
-    assert "reconnecting" in seen
+    qtbot.waitUntil(lambda: window.controller.health()["reconnects"] >= 1,
+                    timeout=HANG_GUARD_MS)
+    assert "reconnecting" in states
     wait_samples(qtbot, window, 40)  # data flow again after the reconnect
     events = [window.connection_panel.events.item(i).text()
               for i in range(window.connection_panel.events.count())]
     assert any("connection lost" in e for e in events)
     assert any("reconnected" in e for e in events)
     qtbot.waitUntil(lambda: window.display_state_name() == "connected", timeout=HANG_GUARD_MS)
-    qtbot.waitUntil(lambda: "reconnects 1" in window.health_bar.labels["reconnects"].text()
-                    or "reconnects 2" in window.health_bar.labels["reconnects"].text(),
-                    timeout=HANG_GUARD_MS)
+    # the cable is pulled every 1.5 s, so on a slow machine more reconnects may have
+    # happened by now: the bar must show the controller's count, whatever it is
+    qtbot.waitUntil(lambda: "reconnects %d" % window.controller.health()["reconnects"]
+                    in window.health_bar.labels["reconnects"].text(), timeout=HANG_GUARD_MS)
     gaps = np.isnan(window.state.samples.view()[:, 1])
     assert gaps.any()  # the plots break across the unplugged second
     assert window.last_error is None
