@@ -28,9 +28,9 @@ from recognizers.modelling.chain import (
     forward_step_into,
     transition_exp_into,
 )
-from recognizers.modelling.hmm.categorical import (
+from recognizers.modelling.hmm.categorical import MultiCategoricalHMM
+from recognizers.modelling.hmm.categorical_emissions import (
     CategoricalEmissions,
-    MultiCategoricalHMM,
     SupervisedCounts,
     _emission_row_into,
     _emission_rows_into,

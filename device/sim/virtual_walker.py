@@ -10,8 +10,11 @@ host sees the frames it missed as a sequence gap.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import select
+import struct
+import termios
 import tempfile
 import time
 import tty
@@ -279,19 +282,31 @@ class PtyServer:
         os.replace(tmp, self.path)
 
     def _take_unread(self) -> int:
-        """Take the bytes the host has not read from the cable; return how many.
+        """Count the bytes the host has not read from the cable; return how many.
 
         The kernel hands bytes written to a pty to its reading side asynchronously, so
-        this reads until nothing more arrives for UNREAD_SETTLE_S: what the host does
-        not get by then is lost with the cable, and counted."""
-        unread = len(self._pending)
-        os.set_blocking(self._slave, False)
-        while select.select([self._slave], [], [], self.UNREAD_SETTLE_S)[0]:
+        this waits until the count of readable bytes (FIONREAD, which reads nothing)
+        has not changed for UNREAD_SETTLE_S; the caller then unplugs, and those bytes
+        are lost with the cable. Counting must not read them: the host reads the same
+        queue, and a read here would take frames from the middle of its stream (a hole
+        before the unplug's gap) whenever the host read at the same moment."""
+        def readable() -> int:
             try:
-                unread += len(os.read(self._slave, 65536))
-            except (BlockingIOError, OSError):
+                return struct.unpack("i", fcntl.ioctl(self._slave, termios.FIONREAD,
+                                                      b"\0\0\0\0"))[0]
+            except OSError:
+                return 0
+
+        count = readable()
+        while True:
+            time.sleep(self.UNREAD_SETTLE_S)
+            now = readable()
+            if now == count:
                 break
-        return unread
+            count = now
+        # Read by the host between the last count and the unplug: an overestimate,
+        # which only widens what a test allows for the cable.
+        return len(self._pending) + count
 
     def _unplug(self) -> None:
         if os.path.lexists(self.path):

@@ -2,7 +2,7 @@
 full, tied) and Gaussian mixtures per state.
 
 Every component has the shape of
-:class:`recognizers.modelling.hmm.categorical.CategoricalEmissions`
+:class:`recognizers.modelling.hmm.categorical_emissions.CategoricalEmissions`
 so the EM and sampling code never branches on the emission family:
 
 ``log_likelihood(X, out=None)``  ``(T, K)`` array of ``log p(x_t | y_t = k)``;

@@ -332,7 +332,11 @@ def test_reconnect_loses_no_more_than_the_time_the_walker_was_unplugged(served_w
     assert np.all(np.diff(t_us) >= period_us)
     ends = np.flatnonzero(np.diff(t_us) > period_us)  # the last sample before each gap
     reopened = rec.link_events["host_time"][rec.link_events["kind"] == "reconnected"]
-    assert len(ends) == len(reopened) == health["reconnects"]
+    assert len(reopened) == health["reconnects"]
+    # A reconnect after the last sample (the duration ran out before the walker's next
+    # frame arrived: a slow machine starts late) leaves no gap inside the file.
+    reopened = reopened[reopened < rec.samples.host_time[-1]]
+    assert len(ends) == len(reopened)
     unplugs = [u for u in served.server.unplugs  # those while the host recorded
                if t_us[0] <= u.last_sent_us and u.back_us <= t_us[-1]]
     assert len(unplugs) == len(ends)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from recognizers.modelling.hmm import GaussianHMM, MultiCategoricalHMM
-from recognizers.modelling.hmm.categorical import CategoricalEmissions, count_supervised
+from recognizers.modelling.hmm.categorical_emissions import CategoricalEmissions, count_supervised
 
 # Two sequences (lengths 5 and 4) over 3 states; the boundary pair (state 2 -> state 1)
 # must not be counted as a transition.

@@ -12,7 +12,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from recognizers.modelling import chain
 from recognizers.modelling.em import ConvergenceWarning, check_random_state
 from recognizers.modelling.hmm import gibbs_core as gibbs
-from recognizers.modelling.hmm.categorical import CategoricalEmissions, MultiCategoricalHMM
+from recognizers.modelling.hmm.categorical import MultiCategoricalHMM
+from recognizers.modelling.hmm.categorical_emissions import CategoricalEmissions
 
 __all__ = ["CollapsedGibbsHMM"]
 
