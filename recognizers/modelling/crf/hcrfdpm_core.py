@@ -50,21 +50,43 @@ def _label_pass(U, A, offsets, post, xis, logZ, stats):
 
     Writes logZ[n]; with ``stats`` also the posteriors post[a:b] and each
     sequence's expected transition counts xis[n]. The recursions are
-    :mod:`~recognizers.modelling.chain`'s scaled kernels (exact log-space
-    fallback included), run per sequence so that log Z and the counts stay per
-    sequence.
+    :mod:`~recognizers.modelling.chain`'s scaled kernels, run per sequence so that
+    log Z and the counts stay per sequence; the label's transition matrix is
+    exponentiated once for all of them (per sequence it cost as much as the
+    recursions on short sequences). A sequence whose scaled recursion underflows is
+    redone by the chain's kernel, which falls back to exact log space.
     """
     L = U.shape[1]
     z = np.zeros(L)
     lik = np.empty((U.shape[0], L))
     offs = np.empty(2, dtype=np.int64)
-    for n in range(offsets.shape[0] - 1):
-        offs[0] = offsets[n]
-        offs[1] = offsets[n + 1]
-        if stats:
-            logZ[n] = chain._smooth_scaled_kernel(z, A, U, offs, post, xis[n], lik)
-        else:
+    if not stats:
+        for n in range(offsets.shape[0] - 1):
+            offs[0] = offsets[n]
+            offs[1] = offsets[n + 1]
             logZ[n] = chain._loglik_scaled_kernel(z, A, U, offs)
+        return
+    expA, expAT, gmax = chain._transition_scaled(A)
+    beta = np.empty(L)
+    bu = np.empty(L)
+    q = np.empty(L)
+    xi_seq = np.empty((L, L))
+    for n in range(offsets.shape[0] - 1):
+        a, b = offsets[n], offsets[n + 1]
+        xi_seq[:, :] = 0.0
+        v = np.nan
+        if gmax != -np.inf or b - a == 1:
+            v = chain._smooth_scaled_seq(z, expA, expAT, gmax, U, a, b, lik, post, xi_seq,
+                                         beta, bu, q)
+        if v == v:
+            for i in range(L):
+                for j in range(L):
+                    xis[n, i, j] = expA[i, j] * xi_seq[i, j]
+        else:
+            offs[0] = a
+            offs[1] = b
+            v = chain._smooth_scaled_kernel(z, A, U, offs, post, xis[n], lik)
+        logZ[n] = v
 
 
 def _passes(F, lengths, params, El, stats):
