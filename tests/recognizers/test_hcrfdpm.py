@@ -8,7 +8,8 @@ from sklearn.base import clone
 
 from recognizers.modelling.crf import hcrfdpm_core as core
 from recognizers.modelling import sticks
-from recognizers.modelling.crf.hcrfdpm import HCRFDPM, _delete_states, encode_signed
+from recognizers.modelling.crf.hcrfdpm import (HCRFDPM, _delete_states, _embed, _restrict,
+                                               encode_signed)
 from recognizers.modelling.datasets import make_two_hmm_task
 
 L, C, D = 3, 2, 2
@@ -183,6 +184,35 @@ def test_deleted_state_is_the_model_of_the_other_states(problem):
             assert logZ[n, c] == pytest.approx(np.logaddexp.reduce(alive), rel=1e-10)
 
 
+def test_theta_phase_with_deleted_states_runs_on_the_others_alone(problem):
+    # The pruning's theta phases search over the remaining states only: that is exact
+    # because the deleted state's weights get zero gradient and the objective is the
+    # restricted model's.
+    F, lengths, y, params, El, _ = problem
+    dead = np.array([False, True, False])
+    keep = ~dead
+    full = _delete_states(params, El, dead)
+    nll, grads = core.nll_and_grad(F, lengths, y, full, El)
+    sub_nll, sub_grads = core.nll_and_grad(F, lengths, y, _restrict(full, keep),
+                                           _restrict(El, keep))
+    assert sub_nll == pytest.approx(nll, rel=1e-12)
+    for g, sg in zip(_restrict(grads, keep), sub_grads):
+        np.testing.assert_allclose(sg, g, rtol=1e-10, atol=1e-12)
+    zero = tuple(np.zeros_like(g) for g in grads)
+    outside = _embed(grads, _restrict(zero, keep), keep)     # the deleted state's entries
+    assert all(np.all(g == 0.0) for g in outside)
+    # a pruned theta phase returns the full arrays: the deleted state's theta_y at its
+    # deletion value, its other weights untouched
+    m = HCRFDPM(n_states=L)
+    p, f, _ = m._phase2(F, lengths, y, params, El, 5, dead)
+    np.testing.assert_array_equal(p[1][dead], full[1][dead])
+    np.testing.assert_array_equal(p[0][dead], params[0][dead])
+    np.testing.assert_array_equal(p[2][:, dead], params[2][:, dead])
+    np.testing.assert_array_equal(p[2][:, :, dead], params[2][:, :, dead])
+    assert f == pytest.approx(core.nll_and_grad(F, lengths, y, p, El)[0], rel=1e-10)
+    assert f < nll
+
+
 def test_pruning_deletes_states_within_the_slack_and_keeps_learnt_sticks():
     X, y = _hmm_pair(np.random.default_rng(4), 30)
     kw = dict(n_states=8, random_state=0)
@@ -260,3 +290,30 @@ def test_sequence_lists_work_in_pipelines():
     b = HCRFClassifier(n_hidden=2, max_iter=20, random_state=0).fit(
         np.vstack(X), y, [len(x) for x in X])
     np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_label_pass_redoes_an_underflowing_sequence_exactly():
+    # Sequence 0's scaled recursion underflows (its only paths cost ~2000 nats), so the
+    # kernel redoes it in log space; sequence 1 stays scaled. Both against enumeration,
+    # the counts per sequence.
+    A = np.array([[0.0, -2000.0], [-2000.0, -2000.0]])
+    U = np.array([[-5000.0, 0.0], [0.0, 0.0], [1.0, 2.0], [0.5, 0.1]])
+    offsets = np.array([0, 2, 4])
+    for stats in (True, False):
+        post, xis, logZ = np.empty((4, 2)), np.empty((2, 2, 2)), np.empty(2)
+        core._label_pass(U, A, offsets, post, xis, logZ, stats)
+        for n, (a, b) in enumerate([(0, 2), (2, 4)]):
+            paths = list(itertools.product(range(2), repeat=b - a))
+            sc = np.array([U[a, p[0]] + U[a + 1, p[1]] + A[p[0], p[1]] for p in paths])
+            lz = np.logaddexp.reduce(sc)
+            assert logZ[n] == pytest.approx(lz, rel=1e-12)
+            if stats:
+                w = np.exp(sc - lz)
+                want_post = np.zeros((2, 2))
+                want_xi = np.zeros((2, 2))
+                for p, wp in zip(paths, w):
+                    want_post[0, p[0]] += wp
+                    want_post[1, p[1]] += wp
+                    want_xi[p] += wp
+                np.testing.assert_allclose(post[a:b], want_post, atol=1e-12)
+                np.testing.assert_allclose(xis[n], want_xi, atol=1e-12)

@@ -50,21 +50,46 @@ def _label_pass(U, A, offsets, post, xis, logZ, stats):
 
     Writes logZ[n]; with ``stats`` also the posteriors post[a:b] and each
     sequence's expected transition counts xis[n]. The recursions are
-    :mod:`~recognizers.modelling.chain`'s scaled kernels (exact log-space
-    fallback included), run per sequence so that log Z and the counts stay per
-    sequence.
+    :mod:`~recognizers.modelling.chain`'s scaled kernels, run per sequence so that
+    log Z and the counts stay per sequence; the label's transition matrix is
+    exponentiated once for all of them (per sequence it cost as much as the
+    recursions on short sequences). A sequence whose scaled recursion underflows is
+    redone by the chain's kernel, which falls back to exact log space.
     """
     L = U.shape[1]
     z = np.zeros(L)
     lik = np.empty((U.shape[0], L))
     offs = np.empty(2, dtype=np.int64)
+    expA, expAT, gmax = chain._transition_scaled(A)
+    beta = np.empty(L)
+    bu = np.empty(L)
+    q = np.empty(L)
+    xi_seq = np.empty((L, L))
     for n in range(offsets.shape[0] - 1):
-        offs[0] = offsets[n]
-        offs[1] = offsets[n + 1]
-        if stats:
-            logZ[n] = chain._smooth_scaled_kernel(z, A, U, offs, post, xis[n], lik)
+        a, b = offsets[n], offsets[n + 1]
+        offs[0] = a
+        offs[1] = b
+        v = np.nan
+        scaled = gmax != -np.inf or b - a == 1
+        if not stats:
+            if scaled:
+                v = chain._loglik_scaled_seq(z, expAT, gmax, U, a, b, beta, bu, q)
+            if v != v:
+                v = chain._loglik_scaled_kernel(z, A, U, offs)
+            logZ[n] = v
+            continue
+        xi_seq[:, :] = 0.0
+        if scaled:
+            v = chain._smooth_scaled_seq(z, expA, expAT, gmax, U, a, b, lik, post, xi_seq,
+                                         beta, bu, q)
+        if v == v:
+            for i in range(L):
+                for j in range(L):
+                    xis[n, i, j] = expA[i, j] * xi_seq[i, j]
         else:
-            logZ[n] = chain._loglik_scaled_kernel(z, A, U, offs)
+            xis[n, :, :] = 0.0
+            v = chain._smooth_scaled_kernel(z, A, U, offs, post, xis[n], lik)
+        logZ[n] = v
 
 
 def _passes(F, lengths, params, El, stats):
@@ -75,8 +100,9 @@ def _passes(F, lengths, params, El, stats):
     offsets = chain.lengths_to_offsets(F.shape[0], lengths)
     N = len(offsets) - 1
     logZ = np.empty((C, N))
-    P = np.zeros((C, F.shape[0], L)) if stats else np.zeros((C, 1, L))
-    X = np.zeros((N, C, L, L)) if stats else np.zeros((1, C, L, L))
+    # _label_pass writes every frame's posterior and every sequence's counts.
+    P = np.empty((C, F.shape[0], L)) if stats else np.empty((C, 1, L))
+    X = np.empty((N, C, L, L)) if stats else np.empty((1, C, L, L))
     Ux = F @ (theta_x * El[0]).T
     for y in range(C):
         U, A = label_scores(Ux, theta_y, theta_e, El[1], El[2], y)
