@@ -153,14 +153,21 @@ def test_a_child_that_does_not_finish_is_reported_as_hung(monkeypatch, hostile):
 
 
 @pytest.mark.parametrize("argv", [
-    ["train", "--quiet", "--scheduler", "serial", "--out", "{tmp}/model.npz"],
-    ["evaluate", "--quiet", "--scheduler", "local", "--workers", "1"],  # the Dask path
-], ids=["train-serial", "evaluate-dask"])
-def test_train_and_evaluate_refuse_the_file_in_one_line_and_exit_2(hostile, tmp_path, argv):
-    """Training and evaluation probe the user's recordings too (host.evaluate
-    cache_recordings), before any worker reads them: one line naming the file, and
-    neither the command nor the probe's child grows by what the damaged string says."""
-    argv = [a.format(tmp=tmp_path) for a in argv]
+    ["train", "--quiet", "--scheduler", "serial", "--out", "{tmp}/model.npz", "{other}",
+     "{hostile}"],
+    ["evaluate", "--quiet", "--scheduler", "local", "--workers", "1", "{other}",
+     "{hostile}"],  # the Dask path
+    ["topics", "fit", "--quiet", "--out", "{tmp}/model.npz", "{other}", "{hostile}"],
+    ["latent", "fit", "--quiet", "--out", "{tmp}/model.npz", "{other}", "{hostile}"],
+    ["discover", "--quiet", "--dry-run", "{hostile}"],
+], ids=["train-serial", "evaluate-dask", "topics", "latent", "discover"])
+def test_commands_on_many_recordings_refuse_the_file_in_one_line_and_exit_2(
+        hostile, tmp_path, argv):
+    """Training, evaluation and discovery probe the user's recordings too (train and
+    evaluate in host.evaluate cache_recordings, before any worker reads them): one line
+    naming the file, and neither the command nor the probe's child grows by what the
+    damaged string says."""
+    argv = [a.format(tmp=tmp_path, other=OTHER_SESSION, hostile=hostile) for a in argv]
     code = (
         "import resource, sys\n"
         "from host.cli import main\n"
@@ -171,7 +178,7 @@ def test_train_and_evaluate_refuse_the_file_in_one_line_and_exit_2(hostile, tmp_
         "ru = resource.getrusage\n"
         "print('status', status, ru(resource.RUSAGE_SELF).ru_maxrss,\n"
         "      ru(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
-    proc = subprocess.run([sys.executable, "-c", code, *argv, str(OTHER_SESSION), str(hostile)],
+    proc = subprocess.run([sys.executable, "-c", code, *argv],
                           capture_output=True, text=True, cwd=ROOT, timeout=900,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
                                "HOME": str(tmp_path),
