@@ -1,6 +1,7 @@
 """Fuzzing that stays (issue 35): the firmware and every file loader against damage.
 
 Run: .venv/bin/python benchmarks/fuzz.py [--quick] [--ops 100000] [--files 5000] [--seed 1]
+     [--only files --loaders recording,recover --minutes 60 --start N]
 
 1. Firmware: device/sim/firmware_fuzz.py's seeded operations (random bytes, random
    commands, uploads of damaged models, samples, reboots) against one WalkerFirmware
@@ -293,11 +294,13 @@ def _lines(proc, deadline: float | None = None):
 
 
 def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path,
-               minutes: float | None = None) -> dict:
-    """Run the worker until n files are done (or ``minutes`` have passed: "files" is
-    then the number done), restarting it after a fatal signal or a hang."""
+               minutes: float | None = None, start: int = 0) -> dict:
+    """Run the worker on files start..n-1 until they are done (or ``minutes`` have
+    passed: "files" is then the number done), restarting it after a fatal signal or
+    a hang. Each file is made from (seed, loader, its number) alone, so runs over
+    consecutive ranges add up to one run over the whole range."""
     counts = dict.fromkeys(("ok", "refused", "unclear", "crash"), 0)
-    first, start, t0, growth = [], 0, time.perf_counter(), 0
+    first, t0, growth, begin = [], time.perf_counter(), 0, start
     deadline = None if minutes is None else time.monotonic() + 60 * minutes
     rss: list[int] = []
     while start < n:
@@ -347,7 +350,8 @@ def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path,
             current += 1
         shutil.rmtree(wdir, ignore_errors=True)
         start = current
-    return {"loader": loader, "files": n, **counts, "growth_kb": growth,
+    return {"loader": loader, "files": n - begin, "range": "%d-%d" % (begin, n - 1),
+            **counts, "growth_kb": growth,
             "seconds": time.perf_counter() - t0, "first": first}
 
 
@@ -367,6 +371,9 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=None,
                     help="stop each file loader after this long and report the files "
                     "done (a shared machine)")
+    ap.add_argument("--start", type=int, default=0,
+                    help="first file number: resume a run that --minutes stopped, from "
+                    "the first file it did not finish (files --start..--files-1)")
     ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -374,8 +381,9 @@ def main() -> int:
         worker(loader, int(seed), int(start), int(stop), pathlib.Path(work))
         return 0
     ops, files = (500, 4) if args.quick else (args.ops, args.files)
-    print("fuzz.py: seed %d, %d firmware operations per run, %d files per loader"
-          % (args.seed, ops, files))
+    first_file = 0 if args.quick else args.start
+    print("fuzz.py: seed %d, %d firmware operations per run, files %d-%d per loader"
+          % (args.seed, ops, first_file, files - 1))
     print("Python %s, %s, %d CPUs, load %.1f" % (platform.python_version(),
                                                  platform.machine(), os.cpu_count(),
                                                  os.getloadavg()[0]))
@@ -406,10 +414,10 @@ def main() -> int:
             print("|---|---:|---:|---:|---:|---:|---:|---:|")
             make_bases(work / "bases")
             for loader in args.loaders.split(","):
-                r = fuzz_files(loader, files, args.seed, work, args.minutes)
+                r = fuzz_files(loader, files, args.seed, work, args.minutes, first_file)
                 crashes += r["crash"]
-                print("| %s | %d | %d | %d | %d | %d | %.0f MB | %.0f s |" % (
-                    loader, r["files"], r["ok"], r["refused"], r["unclear"], r["crash"],
+                print("| %s | %d (%s) | %d | %d | %d | %d | %.0f MB | %.0f s |" % (
+                    loader, r["files"], r["range"], r["ok"], r["refused"], r["unclear"], r["crash"],
                     r["growth_kb"] / 1024, r["seconds"]))
                 for e in r["first"]:
                     print("    " + e)

@@ -80,18 +80,26 @@ def cache_recordings(paths, feature_set: str = "cop", track: str | None = None,
                      label_map: dict | None = None, cache_dir=None, client=None,
                      progress: Callable[[int, int], Any] | None = None):
     """Cache entries of every recording (computed here, or as Dask tasks on ``client``),
-    after refusing a recording given twice, and checking that they share one label
-    set (unless ``label_map``) and one sample rate."""
+    after refusing a damaged recording (reader.check_structures) or one given twice,
+    and checking that they share one label set (unless ``label_map``) and one sample
+    rate."""
     from host.datasets import check_distinct
     from host.feature_cache import check_entries
+    from host.recording import check_structures
 
     paths = [os.fspath(p) for p in paths]
     if not paths:
         raise UserError("no recordings given")
-    check_distinct(paths)
     for p in paths:
         if not os.path.exists(p):
             raise UserError("%s: no such file" % p)
+    # The user's recordings may be damaged or hostile: a damaged size field makes
+    # libhdf5 allocate gigabytes, so each file's structure is first read in a child
+    # under a memory limit (once per file version; here, before any worker reads
+    # them from the storage they share). A damaged file stops the command: metrics
+    # or a model silently missing a recording would mislead.
+    check_structures(paths)
+    check_distinct(paths)
     cache_dir = os.fspath(cache_dir) if cache_dir is not None else None
     entries: list = [None] * len(paths)
     if client is None:

@@ -8,12 +8,21 @@ from __future__ import annotations
 from host.errors import UserError
 
 
+def _check_recordings(paths) -> None:
+    """The user's recordings may be damaged: probe their structure first (one line
+    naming a damaged one, exit 2), as train and evaluate do."""
+    from host.recording import check_structures
+
+    check_structures(paths)
+
+
 def cmd_topics(args) -> int:
     from host import topics
 
     if args.action == "fit":
         if not args.out:
             raise UserError("topics fit needs --out MODEL.npz")
+        _check_recordings(args.files)
         path, model = topics.fit_topics(args.files, args.out, n_topics=args.topics,
                                         n_words=args.words, doc_s=args.doc_seconds,
                                         method=args.method, overwrite=args.overwrite,
@@ -52,6 +61,7 @@ def _recognizer_kind(path) -> str | None:
 def cmd_discover(args) -> int:
     from host.discover import discover
 
+    _check_recordings([args.file])
     res = discover(args.file, args.max_regimes, args.window, args.track, args.seed,
                    write=not args.dry_run, progress=not args.quiet, method=args.method)
     print("%s: %d regime(s) in %d segment(s)%s -> track %r" % (
@@ -64,6 +74,7 @@ def cmd_discover(args) -> int:
 def cmd_latent(args) -> int:
     from host import latent
 
+    _check_recordings(args.files)
     if args.action == "fit":
         if not args.out:
             raise UserError("latent fit needs --out MODEL.npz")

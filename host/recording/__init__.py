@@ -9,7 +9,7 @@
 from host.recording.layout import FORMAT_VERSION
 from host.recording.reader import (
     LabelTrack, LabelTrackExistsError, Recording, RecordingFormatError, RecordingWarning,
-    can_read, open_recording, read_attrs,
+    can_read, check_structures, open_recording, read_attrs,
 )
 from host.recording.recover import RecoverReport, recover
 from host.recording.writer import (
@@ -19,6 +19,6 @@ from host.recording.writer import (
 __all__ = [
     "FORMAT_VERSION", "LabelTrack", "LabelTrackExistsError", "Recording",
     "RecordingFormatError", "RecordingWarning", "RecorderThread", "RecordingWriter",
-    "RecoverReport", "can_read", "open_recording", "read_attrs", "recover", "truth_segments",
+    "RecoverReport", "can_read", "check_structures", "open_recording", "read_attrs", "recover", "truth_segments",
     "write_labels",
 ]

@@ -560,6 +560,19 @@ def _read_samples(f: h5py.File, budget: ReadBudget) -> tuple[SampleBlock, np.nda
     return block, cols["timestamps"].astype(np.float64)
 
 
+def check_structures(paths) -> None:
+    """Probe each of ``paths`` (files from outside) in the structure probe's child;
+    RecordingFormatError (one line naming the file) for the first it could not read
+    within its memory and CPU limits. Each file version is probed once per process;
+    paths that are not files are left to whoever opens them."""
+    from host.recording.structure_probe import probe_structures
+
+    paths = [os.fspath(p) for p in paths if os.path.isfile(p)]
+    for path, probe in zip(paths, probe_structures(paths)):
+        if not probe.ok:
+            raise RecordingFormatError(probe.message(path))
+
+
 def open_recording(path, *, untrusted: bool = False) -> Recording:
     """Read a recording; RecordingFormatError (one line) if it is not one we can read.
 
@@ -571,12 +584,8 @@ def open_recording(path, *, untrusted: bool = False) -> Recording:
     costs a Python start-up.
     """
     path = os.fspath(path)
-    if untrusted and os.path.isfile(path):
-        from host.recording.structure_probe import probe_structure
-
-        probe = probe_structure(path)
-        if not probe.ok:
-            raise RecordingFormatError(probe.message(path))
+    if untrusted:
+        check_structures([path])
     for attempt in range(LIVE_READ_ATTEMPTS):
         try:
             try:

@@ -46,14 +46,16 @@ def run_workbench(files=(), models_dir=None, screenshot: str | None = None,
     app = qt_application()
     window = WorkbenchWindow([f for f in files if not os.path.isdir(f)], models_dir,
                              persist=not screenshot, restore_layout=not screenshot)
-    for f in files:
-        if os.path.isdir(f):
-            window.evaluate.add_folder(f)
     status = {"code": 0}
     old_sigint = signal.getsignal(signal.SIGINT)
     try:
         window.show()
         ev = window.evaluate
+        for f in files:  # checked in the background, the window showing progress
+            if os.path.isdir(f):
+                ev.recordings.wait_idle()  # one folder at a time
+                ev.add_folder(f)
+        ev.recordings.wait_idle()  # listed before any run or screenshot
         ev.feature_combo.setCurrentIndex(max(0, ev.feature_combo.findData(feature_set)))
         for spec in run_specs:
             ev.kind_combo.setCurrentIndex(ev.kind_combo.findText(spec.kind))

@@ -9,7 +9,7 @@ import os
 import pathlib
 from dataclasses import dataclass, field
 
-from host.errors import UserError
+from host.errors import UserError, user_errors
 
 RECORDING_SUFFIXES = (".h5", ".hdf5")
 ANY = ""  # a filter that lets everything through
@@ -93,6 +93,39 @@ def describe_recording(path) -> RecordingInfo:
                   for _, t in sorted(tracks.items()))
     return RecordingInfo(path, str(attrs.get("subject_id") or ""),
                          str(attrs.get("walker_id") or ""), duration, infos)
+
+
+@dataclass(frozen=True)
+class BrokenFile:
+    """A file of the workbench's table that is not a readable recording, and why."""
+
+    path: str
+    reason: str  # one line
+
+
+def describe_recordings(paths, progress=None, results=None) -> list:
+    """describe_recording of each path in turn: its RecordingInfo, or a BrokenFile
+    with the one-line reason.
+
+    ``progress(done, total)`` is called before the first file and after each one (the
+    workbench's task runner stops the work there when Cancel is pressed). The outcomes
+    are appended to ``results`` (a new list by default), which is returned, so a caller
+    that stops early keeps the files checked so far.
+    """
+    from host.gui.processing import one_line
+
+    results = [] if results is None else results
+    paths = [os.fspath(p) for p in paths]
+    if progress is not None:
+        progress(0, len(paths))
+    for done, path in enumerate(paths, start=1):
+        try:
+            results.append(describe_recording(path))
+        except user_errors() as exc:
+            results.append(BrokenFile(path, one_line(exc)))
+        if progress is not None:
+            progress(done, len(paths))
+    return results
 
 
 def recordings_in(folder) -> list[str]:

@@ -327,11 +327,11 @@ class EvaluateTab(QtWidgets.QSplitter):
 
 
     # ---- the selection and background work ------------------------------------------
-    def add_files(self, paths) -> int:
-        return self.recordings.add_files(paths)
+    def add_files(self, paths, background: bool = True) -> int:
+        return self.recordings.add_files(paths, background)
 
-    def add_folder(self, folder) -> int:
-        return self.recordings.add_folder(folder)
+    def add_folder(self, folder, background: bool = True) -> int:
+        return self.recordings.add_folder(folder, background)
 
     def selected_recordings(self):
         return self.recordings.selected_recordings()

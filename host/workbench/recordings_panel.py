@@ -3,6 +3,10 @@
 The ticked recordings that pass the filters are *the selection*: what a
 leave-one-subject-out run uses, and what every analysis tab (latent map, topics,
 regimes, hidden states) works on.
+
+Files added are checked off the GUI thread (each one's structure is probed in a child
+process, catalog.describe_recording), with progress and Cancel; files that are not
+readable recordings are listed as broken, with the reason, below the good ones.
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from host.gui.settings import value
 from host.workbench import catalog
 from host.workbench.context import TabContext
 from host.workbench.tables import table_item
+from host.workbench.tasks import TaskBar, TaskRunner
 
 FILTERS = (("subject", "Subject"), ("walker", "Walker"), ("annotator", "Annotator"),
            ("label_set", "Label set"))
@@ -27,6 +32,9 @@ class RecordingsPanel(QtWidgets.QGroupBox):
     Signals: ``listed()`` when recordings are added or removed, ``selection_changed()``
     when the selection (ticks or filters) may have changed, ``annotator_track(str)``
     when an annotator filter picks the label track to learn from.
+
+    ``broken``: the files added that are not readable recordings (path -> the one-line
+    reason), listed below the recordings and never part of the selection.
     """
 
     listed = QtCore.Signal()
@@ -37,7 +45,11 @@ class RecordingsPanel(QtWidgets.QGroupBox):
         super().__init__("Recordings", parent)
         self.context = context
         self.recordings: list[catalog.RecordingInfo] = []
+        self.broken: dict[str, str] = {}
         self._checked: set[str] = set()  # ticked recordings (paths), filtered or not
+        self.runner = TaskRunner(self)  # checks added files off the GUI thread
+        self.runner.progressed.connect(lambda done, total: self.context.show_status(
+            "Checking recordings: %d of %d files checked" % (done, total), 0))
         rv = QtWidgets.QVBoxLayout(self)
         row = QtWidgets.QHBoxLayout()
         self.add_files_button = QtWidgets.QPushButton("Add files…")
@@ -50,6 +62,10 @@ class RecordingsPanel(QtWidgets.QGroupBox):
         for b in (self.add_files_button, self.add_folder_button, self.remove_button):
             row.addWidget(b)
         row.addStretch(1)
+        self.task_bar = TaskBar(self.runner)
+        self.task_bar.cancel_button.setToolTip("Stop checking after the file in progress; "
+                                               "the files checked so far are listed")
+        row.addWidget(self.task_bar)
         rv.addLayout(row)
         filt = QtWidgets.QGridLayout()
         self.filters = {}
@@ -94,48 +110,88 @@ class RecordingsPanel(QtWidgets.QGroupBox):
         if folder:
             self.add_folder(folder)
 
-    def add_folder(self, folder) -> int:
+    def add_folder(self, folder, background: bool = True) -> int:
+        """add_files of the recordings (.h5) in ``folder`` and its subfolders."""
         paths = self.context.guard("Cannot add folder", catalog.recordings_in, folder)
         if paths is None:
             return 0
         if not paths:
             self.context.show_error("No recordings", "%s holds no recordings (.h5)" % folder)
             return 0
-        return self.add_files(paths)
+        return self.add_files(paths, background)
 
-    def add_files(self, paths) -> int:
-        """Describe and list the files (skipping ones listed); errors in one dialog."""
+    @property
+    def checking(self) -> bool:
+        """Whether added files are being checked."""
+        return self.runner.busy
+
+    def add_files(self, paths, background: bool = True) -> int:
+        """Check the files not listed yet and list them: recordings, or broken ones
+        with the reason (one dialog says what was wrong). Returns how many files are
+        checked.
+
+        ``background``: check them in the task runner, off the GUI thread, with
+        progress and Cancel (the files checked before a Cancel are listed); else here
+        (files already probed, e.g. the command line's, which the workbench command
+        checked before opening the window).
+        """
         known = {r.path for r in self.recordings}
-        added, problems = 0, []
-        QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.CursorShape.WaitCursor)
-        try:
-            for p in paths:
-                p = os.path.abspath(os.fspath(p))
-                if p in known:
-                    continue
-                try:
-                    info = catalog.describe_recording(p)
-                except user_errors() as exc:
-                    problems.append(one_line(exc))
-                    continue
-                self.recordings.append(info)
-                known.add(p)
-                added += 1
-        finally:
-            QtWidgets.QApplication.restoreOverrideCursor()
+        new = list(dict.fromkeys(os.path.abspath(os.fspath(p)) for p in paths))
+        new = [p for p in new if p not in known]
+        if not new:
+            return 0
+        if not background:
+            self._list_checked(catalog.describe_recordings(new))
+            return len(new)
+        if self.runner.busy:
+            self.context.show_error("Busy", "%s is still running: wait or cancel it"
+                                    % self.runner.name)
+            return 0
+        results: list = []  # filled by the task as it goes; listed however it ends
+
+        def failed(message: str) -> None:
+            self._list_checked(results)
+            self.context.show_error("Checking recordings failed", message)
+
+        self.runner.start(
+            "Checking %d files" % len(new),
+            lambda progress, cancelled: catalog.describe_recordings(new, progress, results),
+            on_done=self._list_checked, on_cancelled=lambda: self._list_checked(results),
+            on_failed=failed, unit="files checked")
+        return len(new)
+
+    def wait_idle(self, timeout_ms: int | None = None) -> bool:
+        """Block until the files added are checked (scripts and --screenshot)."""
+        return self.runner.wait_idle(timeout_ms)
+
+    def _list_checked(self, results) -> None:
+        """List what describe_recordings found; one dialog names the broken files."""
+        known = {r.path for r in self.recordings}
+        added, problems = [], []
+        for item in results:
+            if isinstance(item, catalog.BrokenFile):
+                self.broken[item.path] = item.reason
+                problems.append(item.reason)
+            elif item.path not in known:
+                self.broken.pop(item.path, None)
+                self.recordings.append(item)
+                known.add(item.path)
+                added.append(item.path)
         if added and self.context.persist:
-            self.context.settings.setValue("workbench/recordings_folder", os.path.dirname(p))
-        self._refresh(check_new={r.path for r in self.recordings[-added:]}
-                      if added else set())
+            self.context.settings.setValue("workbench/recordings_folder",
+                                           os.path.dirname(added[-1]))
+        self._refresh(check_new=set(added))
         if problems:
-            more = " (and %d more)" % (len(problems) - 1) if len(problems) > 1 else ""
+            more = (" (and %d more, listed as broken)" % (len(problems) - 1)
+                    if len(problems) > 1 else "")
             self.context.show_error("Not a recording", problems[0] + more)
-        return added
 
     def remove_selected_recordings(self) -> None:
         rows = sorted({i.row() for i in self.table.selectedIndexes()})
         paths = {self.table.item(r, 0).data(QtCore.Qt.ItemDataRole.UserRole) for r in rows}
         self.recordings = [r for r in self.recordings if r.path not in paths]
+        for p in paths:
+            self.broken.pop(p, None)
         self._refresh()
 
     # ---- filters and ticks ----------------------------------------------------------
@@ -174,7 +230,8 @@ class RecordingsPanel(QtWidgets.QGroupBox):
         filters = self._filters()
         shown = [r for r in self.recordings if filters.accepts(r)]
         self.table.blockSignals(True)
-        self.table.setRowCount(len(shown))
+        self.table.clearSpans()
+        self.table.setRowCount(len(shown) + len(self.broken))
         for row, info in enumerate(shown):
             name = table_item(os.path.basename(info.path), tip=info.path)
             name.setFlags(name.flags() | QtCore.Qt.ItemFlag.ItemIsUserCheckable)
@@ -190,6 +247,12 @@ class RecordingsPanel(QtWidgets.QGroupBox):
             self.table.setItem(row, 3, table_item(labels, tip=" ".join(info.classes)))
             self.table.setItem(row, 4, table_item(info.label_set, tip=" ".join(info.classes)))
             self.table.setItem(row, 5, table_item("%.0f s" % info.duration_s, True))
+        for row, (path, reason) in enumerate(sorted(self.broken.items()), len(shown)):
+            name = table_item(os.path.basename(path), tip=path)
+            name.setData(QtCore.Qt.ItemDataRole.UserRole, path)
+            self.table.setItem(row, 0, name)  # not tickable
+            self.table.setItem(row, 1, table_item("broken: " + reason, tip=reason))
+            self.table.setSpan(row, 1, 1, self.table.columnCount() - 1)
         self.table.blockSignals(False)
         self._selection_changed()
 

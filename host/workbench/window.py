@@ -57,8 +57,8 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
 
             folder = str(default_models_dir())
         self.models.models_folder.setText(str(folder))
-        if files:
-            self.evaluate.add_files(files)
+        if files:  # checked by the workbench command already: listed at once
+            self.evaluate.add_files(files, background=False)
         self.models.refresh_models()
 
     # ---- construction ---------------------------------------------------------------
@@ -171,6 +171,7 @@ class WorkbenchWindow(QtWidgets.QMainWindow):
         for tab in (self.evaluate, self.latent_view, self.topics_view, self.regimes_view,
                     self.hidden_states_view):
             tab.runner.stop()
+        self.evaluate.recordings.runner.stop()
         if self.persist:
             self.settings.setValue("workbench/geometry", self.saveGeometry())
             self.settings.sync()

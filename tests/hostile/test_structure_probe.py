@@ -23,6 +23,7 @@ from host.recording.structure_probe import probe_structure, probe_structures
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "recordings" / "samples" / "exp1-run1_subject001.h5"
 HUGE = 0x50000000  # 1.25 GB: what the damaged string says it holds
+OTHER_SESSION = ROOT / "recordings" / "samples" / "exp2_subject101.h5"
 
 
 def damage_a_string(path: Path, table: str, dtype: np.dtype, field: str) -> None:
@@ -149,3 +150,43 @@ def test_a_child_that_does_not_finish_is_reported_as_hung(monkeypatch, hostile):
     result = probe_structures([hostile], limit_bytes=1 << 30)[0]
     assert result.failed == "/" and result.why == "hung"
     assert "did not finish" in result.message(hostile)
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "--quiet", "--scheduler", "serial", "--out", "{tmp}/model.npz", "{other}",
+     "{hostile}"],
+    ["evaluate", "--quiet", "--scheduler", "local", "--workers", "1", "{other}",
+     "{hostile}"],  # the Dask path
+    ["topics", "fit", "--quiet", "--out", "{tmp}/model.npz", "{other}", "{hostile}"],
+    ["latent", "fit", "--quiet", "--out", "{tmp}/model.npz", "{other}", "{hostile}"],
+    ["discover", "--quiet", "--dry-run", "{hostile}"],
+], ids=["train-serial", "evaluate-dask", "topics", "latent", "discover"])
+def test_commands_on_many_recordings_refuse_the_file_in_one_line_and_exit_2(
+        hostile, tmp_path, argv):
+    """Training, evaluation and discovery probe the user's recordings too (train and
+    evaluate in host.evaluate cache_recordings, before any worker reads them): one line
+    naming the file, and neither the command nor the probe's child grows by what the
+    damaged string says."""
+    argv = [a.format(tmp=tmp_path, other=OTHER_SESSION, hostile=hostile) for a in argv]
+    code = (
+        "import resource, sys\n"
+        "from host.cli import main\n"
+        "try:\n"
+        "    status = main(sys.argv[1:])\n"
+        "except SystemExit as exc:\n"
+        "    status = exc.code\n"
+        "ru = resource.getrusage\n"
+        "print('status', status, ru(resource.RUSAGE_SELF).ru_maxrss,\n"
+        "      ru(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    proc = subprocess.run([sys.executable, "-c", code, *argv],
+                          capture_output=True, text=True, cwd=ROOT, timeout=900,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                               "HOME": str(tmp_path),
+                               "WALKERLAB_FEATURE_CACHE": str(tmp_path / "cache")})
+    status, self_kb, children_kb = proc.stdout.split()[-3:]
+    assert int(status) == 2, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("walkerlab")
+    assert "cannot read %s: reading its structure (%s)" % (hostile, L.LOG) in lines[0]
+    assert int(self_kb) < HUGE // 1024 // 2 and int(children_kb) < HUGE // 1024 // 2
+    assert not (tmp_path / "model.npz").exists()

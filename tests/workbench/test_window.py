@@ -209,12 +209,16 @@ def test_bad_input_shows_a_clear_error_and_no_traceback(qtbot, make_bench, exp2_
     assert "no recordings selected" in bench.errors_shown[-1]
     junk = tmp_path / "junk.h5"
     junk.write_bytes(b"this is not HDF5")
-    assert bench.evaluate.add_files([str(junk)]) == 0
-    assert "junk.h5" in bench.errors_shown[-1] and bench.evaluate.recordings.table.rowCount() == 0
-    bench.evaluate.add_files(exp2_paths[:1])
+    panel = bench.evaluate.recordings
+    assert bench.evaluate.add_files([str(junk)]) == 1  # checked in the background
+    qtbot.waitUntil(lambda: not panel.checking, timeout=600_000)
+    assert "junk.h5" in bench.errors_shown[-1] and panel.recordings == []
+    assert list(panel.broken) == [str(junk)]  # listed as broken, never ticked
+    assert panel.table.item(0, 1).text().startswith("broken: ") and panel.checked_paths() == set()
+    bench.evaluate.add_files(exp2_paths[:1], background=False)
     assert not bench.evaluate.start_run()  # one subject
     assert "at least two subjects" in bench.errors_shown[-1]
-    bench.evaluate.add_files(exp2_paths[1:])
+    bench.evaluate.add_files(exp2_paths[1:], background=False)
     bench.evaluate.param_form.editors["n_bins"].setText("many")
     assert not bench.evaluate.start_run()
     assert "n_bins must be a whole number" in bench.errors_shown[-1]
@@ -268,3 +272,87 @@ def test_deploy_to_a_virtual_walker_over_a_pseudo_terminal(qtbot, make_bench, ex
                                      "label_set", 1)[1].splitlines()[0])]
     assert bench.models.deploy(path, str(tmp_path / "no-such-port")) is None
     assert "no-such-port" in bench.errors_shown[-1]
+
+
+@pytest.fixture
+def gated_checks(monkeypatch):
+    """Each file's check (catalog.describe_recording) waits until ``gate`` is set, and
+    notes the thread it ran on: the test decides what happens before files finish."""
+    import threading
+
+    from host.workbench import catalog
+
+    real, gate, threads = catalog.describe_recording, threading.Event(), []
+
+    def describe(path):
+        threads.append(threading.current_thread())
+        if not gate.wait(600):  # a ceiling against hangs only
+            raise RuntimeError("the gate was never opened")
+        return real(path)
+
+    monkeypatch.setattr(catalog, "describe_recording", describe)
+    return gate, threads
+
+
+def test_a_folder_is_checked_off_the_gui_thread_with_broken_files_listed(
+        qtbot, make_bench, exp2_paths, tmp_path, gated_checks):
+    import shutil
+    import threading
+
+    gate, threads = gated_checks
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    good = [str(shutil.copy(p, folder / os.path.basename(p))) for p in exp2_paths[:2]]
+    (folder / "junk.h5").write_bytes(b"this is not HDF5")
+    whole = open(exp2_paths[2], "rb").read()
+    (folder / "cut.h5").write_bytes(whole[:len(whole) // 3])  # a copy that stopped
+    bench = make_bench(persist=False, restore_layout=False)
+    panel = bench.evaluate.recordings
+    progress = []
+    panel.runner.progressed.connect(lambda done, total: progress.append((done, total)))
+    # The checks wait for a tick of a timer of the GUI thread: it can only come if
+    # that thread handles events while the files are checked.
+    tick = QtCore.QTimer()
+    tick.timeout.connect(lambda: panel.checking and gate.set())
+    tick.start(10)
+    assert bench.evaluate.add_folder(str(folder)) == 4
+    assert panel.checking and panel.task_bar.cancel_button.isEnabled()
+    qtbot.waitUntil(lambda: not panel.checking, timeout=600_000)
+    tick.stop()
+    assert gate.is_set() and len(threads) == 4
+    assert all(t is not threading.main_thread() for t in threads)
+    assert progress == [(i, 4) for i in range(5)]  # "n of 4 files checked"
+    assert sorted(r.path for r in panel.recordings) == sorted(good)
+    assert sorted(panel.broken) == sorted(str(folder / n) for n in ("cut.h5", "junk.h5"))
+    for path, reason in panel.broken.items():
+        assert os.path.basename(path) in reason and "\n" not in reason
+    # The good ones ticked, the broken ones listed below them with the reason.
+    assert panel.checked_paths() == set(good)
+    assert _table_column(panel.table, 0)[2:] == ["cut.h5", "junk.h5"]
+    assert _table_column(panel.table, 1)[2:] == ["broken: " + panel.broken[str(folder / n)]
+                                                 for n in ("cut.h5", "junk.h5")]
+    assert "(and 1 more, listed as broken)" in bench.errors_shown[-1]
+    assert not panel.task_bar.cancel_button.isEnabled()
+    # Removing a broken file takes it off the list.
+    panel.table.selectRow(3)
+    panel.remove_selected_recordings()
+    assert sorted(panel.broken) == [str(folder / "cut.h5")] and panel.table.rowCount() == 3
+
+
+def test_cancel_stops_checking_and_lists_the_files_checked(qtbot, make_bench, exp2_paths,
+                                                          tmp_path, gated_checks):
+    gate, threads = gated_checks
+    bench = make_bench(persist=False, restore_layout=False)
+    panel = bench.evaluate.recordings
+    assert bench.evaluate.add_files(exp2_paths) == 3
+    qtbot.waitUntil(lambda: len(threads) == 1, timeout=600_000)  # the first file's check
+    panel.task_bar.cancel_button.click()
+    gate.set()
+    qtbot.waitUntil(lambda: not panel.checking, timeout=600_000)
+    assert panel.runner.outcome == "cancelled" and len(threads) == 1
+    assert [r.path for r in panel.recordings] == exp2_paths[:1]
+    assert panel.checked_paths() == set(exp2_paths[:1]) and bench.errors_shown == []
+    # The rest can be added again, and the first is not checked twice.
+    assert bench.evaluate.add_files(exp2_paths) == 2
+    qtbot.waitUntil(lambda: not panel.checking, timeout=600_000)
+    assert [r.path for r in panel.recordings] == exp2_paths and len(threads) == 3
