@@ -336,7 +336,8 @@ class BayesianHarmonium(_HarmoniumBase):
         "prior_mean": [numbers.Real, "array-like"],
         "prior_std": [Interval(numbers.Real, 0, None, closed="neither"), "array-like"],
         "fit_prior": ["boolean"],
-        "prior_sharing": [StrOptions({"all", "row"})],
+        "prior_sharing": [StrOptions({"all", "row", "column"})],
+        "negative_phase": [StrOptions({"brief", "persistent"})],
         "n_em_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "em_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "init": [StrOptions({"ml", "random"})],
@@ -346,8 +347,8 @@ class BayesianHarmonium(_HarmoniumBase):
     }
 
     def __init__(self, n_components=10, *, step_size=4.0, n_burn_in=500, n_samples=200, thinning=5,
-                 n_gibbs_steps=1, prior_mean=0.0, prior_std=0.1, fit_prior=True, prior_sharing="all",
-                 n_em_iter=10,
+                 n_gibbs_steps=1, negative_phase="brief", prior_mean=0.0, prior_std=0.1, fit_prior=True,
+                 prior_sharing="all", n_em_iter=10,
                  em_samples=10, init="ml", ml_learning_rate=0.01, ml_n_iter=100, fit_visible_bias=True,
                  gaussian_columns=None, max_gaussian_gain=0.95, init_scale=0.1, random_state=None,
                  verbose=False):
@@ -357,6 +358,7 @@ class BayesianHarmonium(_HarmoniumBase):
         self.n_samples = n_samples
         self.thinning = thinning
         self.n_gibbs_steps = n_gibbs_steps
+        self.negative_phase = negative_phase
         self.prior_mean = prior_mean
         self.prior_std = prior_std
         self.fit_prior = fit_prior
@@ -437,7 +439,8 @@ class BayesianHarmonium(_HarmoniumBase):
 
         def advance(W, theta, update_theta):
             nonlocal t
-            W, g_theta = core.langevin_step(W, V, theta, gauss, mu, sigma, steps, self.n_gibbs_steps, rng)
+            W, g_theta = core.langevin_step(W, V, theta, gauss, mu, sigma, steps, self.n_gibbs_steps, rng,
+                                            chains=chains)
             W = core.clip_gaussian_gain(W, gauss, self.max_gaussian_gain)
             if update_theta:
                 theta = theta + 0.5 * eps2 * g_theta
@@ -456,6 +459,7 @@ class BayesianHarmonium(_HarmoniumBase):
                 out[k] = W
             return W, out
 
+        chains = V.copy() if self.negative_phase == "persistent" else None
         history = []
         try:
             for _ in range(int(self.n_burn_in)):
