@@ -11,7 +11,9 @@ Reduced form of Chatzis & Kosmopoulos' LM2GP that runs on whole recordings:
   regimes, Beta sticks, learnt sticky bias), updated by VB;
 * ``X``, ``Z`` and the kernel hyper-parameters by L-BFGS on
   ``bound(Y | X, Z) + E_q[log p(X | z, theta)]`` (MAP for X), alternating with VB
-  sweeps of the HMM; optionally followed by HMC over all latent points jointly
+  sweeps of the HMM; merge/delete moves of the regimes are kept when they raise the
+  joint bound (:func:`joint_bound`) after the latent points have followed them
+  (Bryant and Sudderth's moves, judged by the whole model's bound); optionally followed by HMC over all latent points jointly
   (``latent_inference="hmc"``, as the paper samples them).
 
 References
@@ -41,7 +43,8 @@ from recognizers.modelling.hmm.sbhmm_core import (
     update_posterior,
 )
 
-__all__ = ["LM2GP", "gp_loglik_and_grad", "latent_prior_and_grad", "sparse_gp_bound_and_grad"]
+__all__ = ["LM2GP", "gp_loglik_and_grad", "joint_bound", "latent_prior_and_grad",
+           "sparse_gp_bound_and_grad"]
 
 
 # (log_s2, log_ell, log_noise) on standardised outputs: keeps the Cholesky factors of
@@ -252,6 +255,16 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         Alternations of (VB on the HMM, L-BFGS on X, Z and the kernel).
     lbfgs_iter : int, default=30
         L-BFGS iterations per alternation.
+    moves : bool, default=True
+        From the second alternation on, merge and delete moves of the regimes compete
+        with the plain alternation: each proposal's ``q(z)`` is followed by an
+        alternation (the latent points move to it, then VB sweeps), and the candidate
+        with the highest :func:`joint_bound` is kept. A move on the HMM alone, with the
+        points fixed, cannot see that the GP could place a regime's frames inside
+        another one.
+    n_move_tries : int, default=1
+        Merges (closest pair first) and deletes (smallest regime first) proposed per
+        alternation; each costs one more alternation.
     latent_inference : {"map", "hmc"}, default="map"
         "hmc": after the alternations, the latent points are sampled jointly by HMC
         given the kernel and q(z), and ``latent_`` is the sample mean.
@@ -270,12 +283,19 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
     back_map_ : BackMap
         Observations -> latent points, used by ``transform`` and ``predict``.
     hmm_ : StickBreakingHMM
-        Fitted on ``latent_``; its labels are the regimes.
+        The regimes' HMM fitted with the latent points, run to convergence on
+        ``latent_`` (:meth:`StickBreakingHMM.fit_from_posterior`); its labels are the
+        regimes.
     labels_ : ndarray (N,)
         Regime of every training frame.
     n_states_used_ : int
     objective_ : list of float
         ``bound + latent prior`` after each L-BFGS run.
+    joint_bound_ : list of float
+        :func:`joint_bound` after each alternation (never decreases).
+    moves_ : list of tuple
+        Moves kept in the alternations, ``(kind, internal states)``; the final
+        regimes' own moves are in ``hmm_.moves_``.
     hmc_acceptance_ : float
         Only with ``latent_inference="hmc"``.
     n_features_in_ : int

@@ -136,8 +136,7 @@ def _per_entry(a, shape):
     return np.broadcast_to(a[:, None] if a.ndim == 1 else a, shape)
 
 
-def langevin_step(W, X, theta, gaussian, mu, sigma, eps2, n_gibbs, rng, *, use_data=True,
-                  chains=None):
+def langevin_step(W, X, theta, gaussian, mu, sigma, eps2, n_gibbs, rng, *, use_data=True):
     """One brief-Langevin transition (eqs. 13-17, section 3.2 step 4)::
 
         G = -(W - mu 1^T) / sigma^2 + X^T X W - X_l^T X_l W
@@ -149,12 +148,6 @@ def langevin_step(W, X, theta, gaussian, mu, sigma, eps2, n_gibbs, rng, *, use_d
     entry (a prior per hidden unit broadcast over rows).  ``use_data=False`` drops both likelihood terms (the
     chain then samples the prior, a test of the sampler).
 
-    ``chains`` (n, D): states of persistent negative chains (persistent contrastive
-    divergence, Tieleman, ICML 2008), advanced ``n_gibbs`` sweeps in place and used
-    for ``X_l`` (scaled by ``N / n``) instead of chains restarted at the data; the
-    chains keep following the model as ``W`` drifts, so the estimate's bias shrinks
-    instead of staying that of ``l`` sweeps from the data.
-
     Returns ``(W', g_theta)`` with ``g_theta = sum_n x_n - sum_n x_l,n`` the
     brief-sampling gradient of the log-likelihood in ``theta`` (zeros without data).
     """
@@ -162,11 +155,7 @@ def langevin_step(W, X, theta, gaussian, mu, sigma, eps2, n_gibbs, rng, *, use_d
     G = -(W - mu) / sigma ** 2
     g_theta = np.zeros(W.shape[0])
     if use_data:
-        start = X if chains is None else chains
-        neg_W, neg_t, Vl = cd_negative_phase(start, W, theta, gaussian, n_gibbs, rng)
-        if chains is not None:
-            chains[...] = Vl
-            neg_W, neg_t = neg_W * (len(X) / len(chains)), neg_t * (len(X) / len(chains))
+        neg_W, neg_t, _ = cd_negative_phase(X, W, theta, gaussian, n_gibbs, rng)
         G = G + coupling_gradient(X, W) - neg_W
         g_theta = X.sum(axis=0) - neg_t
     return W + 0.5 * eps2 * G + np.sqrt(eps2) * rng.standard_normal(W.shape), g_theta
