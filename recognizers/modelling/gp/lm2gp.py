@@ -13,12 +13,15 @@ Reduced form of Chatzis & Kosmopoulos' LM2GP that runs on whole recordings:
   ``bound(Y | X, Z) + E_q[log p(X | z, theta)]`` (MAP for X), alternating with VB
   sweeps of the HMM; merge/delete moves of the regimes are kept when they raise the
   joint bound (:func:`joint_bound`) after the latent points have followed them
-  (Bryant and Sudderth's moves, judged by the whole model's bound); optionally followed by HMC over all latent points jointly
-  (``latent_inference="hmc"``, as the paper samples them).
+  (Bryant and Sudderth's moves, judged by the whole model's bound); optionally
+  followed by HMC over all latent points jointly (``latent_inference="hmc"``, as the
+  paper samples them).
 
 References
 ----------
 The LM2GP and sparse-GP papers are cited in :class:`LM2GP`'s docstring.
+Bryant, M. and Sudderth, E. B., "Truly nonparametric online variational inference for
+hierarchical Dirichlet processes", NeurIPS 2012 (merge moves accepted by the bound).
 Lawrence, N. D., "Probabilistic non-linear principal component analysis with Gaussian
 process latent variable models", Journal of Machine Learning Research 6, 2005.
 """
