@@ -140,13 +140,13 @@ def main():
             pred, k = fn(Y, s)
             rows[name].append((hungarian_error(pred, z), k, time.perf_counter() - t0))
     base = np.mean([r[2] for r in rows["hmmlearn GaussianHMM (K=3 given)"]])
-    print("| method | error % (mean) | states found | seconds | time / hmmlearn |")
-    print("|---|---|---|---|---|")
+    print("| method | error % (mean) | error % per seed | states found | seconds | time / hmmlearn |")
+    print("|---|---|---|---|---|---|")
     for name, r in rows.items():
         r = np.array(r)
-        print("| %s | %.2f | %s | %.2f | %.2f |" % (
-            name, 100 * r[:, 0].mean(), ",".join(str(int(v)) for v in r[:, 1]),
-            r[:, 2].mean(), r[:, 2].mean() / base))
+        print("| %s | %.2f | %s | %s | %.2f | %.2f |" % (
+            name, 100 * r[:, 0].mean(), ",".join("%.2f" % (100 * v) for v in r[:, 0]),
+            ",".join(str(int(v)) for v in r[:, 1]), r[:, 2].mean(), r[:, 2].mean() / base))
     walker_hour(a.walker_seconds or (60 if a.quick else 3600), a.recording)
 
 

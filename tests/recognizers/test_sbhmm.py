@@ -263,3 +263,21 @@ def test_ragged_sequences_and_clone_and_errors():
         StickBreakingHMM().predict(X1)
     with pytest.raises(ValueError, match="max_states"):
         StickBreakingHMM(max_states=1).fit(X1)
+
+
+def test_fit_from_posterior_continues_a_model_and_never_lowers_its_elbo():
+    rng = np.random.default_rng(5)
+    X, z = _sticky_data(rng, T=200)
+    lengths = np.array([200])
+    rough = StickBreakingHMM(max_states=6, max_iter=3, moves=False, random_state=1).fit(X)
+    start, _ = elbo(X, lengths, rough.posterior_, rough.prior_, 1.0, rough.kappa_)
+    m = StickBreakingHMM(max_states=6).fit_from_posterior(X, rough.posterior_, rough.prior_,
+                                                          rough.kappa_)
+    # the first recorded ELBO is the starting model's, the last the returned model's,
+    # both recomputed from scratch, and no sweep or move lowers it
+    assert m.elbo_[0] == pytest.approx(start, rel=1e-12)
+    fresh, _ = elbo(X, lengths, m.posterior_, m.prior_, 1.0, m.kappa_)
+    assert m.elbo_[-1] == pytest.approx(fresh, rel=1e-12)
+    assert np.all(np.diff(m.elbo_) >= -1e-8 * np.abs(m.elbo_[1:]))
+    assert m.prior_ is rough.prior_
+    assert m.n_states_used_ == 3 and hungarian_error(m.labels_, z) < 0.02

@@ -11,12 +11,17 @@ Reduced form of Chatzis & Kosmopoulos' LM2GP that runs on whole recordings:
   regimes, Beta sticks, learnt sticky bias), updated by VB;
 * ``X``, ``Z`` and the kernel hyper-parameters by L-BFGS on
   ``bound(Y | X, Z) + E_q[log p(X | z, theta)]`` (MAP for X), alternating with VB
-  sweeps of the HMM; optionally followed by HMC over all latent points jointly
-  (``latent_inference="hmc"``, as the paper samples them).
+  sweeps of the HMM; merge/delete moves of the regimes are kept when they raise the
+  joint bound (:func:`joint_bound`) after the latent points have followed them
+  (Bryant and Sudderth's moves, judged by the whole model's bound); optionally
+  followed by HMC over all latent points jointly (``latent_inference="hmc"``, as the
+  paper samples them).
 
 References
 ----------
 The LM2GP and sparse-GP papers are cited in :class:`LM2GP`'s docstring.
+Bryant, M. and Sudderth, E. B., "Truly nonparametric online variational inference for
+hierarchical Dirichlet processes", NeurIPS 2012 (merge moves accepted by the bound).
 Lawrence, N. D., "Probabilistic non-linear principal component analysis with Gaussian
 process latent variable models", Journal of Machine Learning Research 6, 2005.
 """
@@ -33,9 +38,16 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from recognizers.modelling.hmm.sbhmm import StickBreakingHMM, stack_sequences
-from recognizers.modelling.hmm.sbhmm_core import coordinate_ascent, infer_states
+from recognizers.modelling.hmm.sbhmm_core import (
+    coordinate_ascent,
+    elbo,
+    infer_states,
+    move_proposals,
+    update_posterior,
+)
 
-__all__ = ["LM2GP", "gp_loglik_and_grad", "latent_prior_and_grad", "sparse_gp_bound_and_grad"]
+__all__ = ["LM2GP", "gp_loglik_and_grad", "joint_bound", "latent_prior_and_grad",
+           "sparse_gp_bound_and_grad"]
 
 
 # (log_s2, log_ell, log_noise) on standardised outputs: keeps the Cholesky factors of
@@ -154,6 +166,21 @@ def latent_prior_and_grad(X, resp, m, beta, W, nu):
     return val, grad
 
 
+def joint_bound(X, Y, Z, hyp, lengths, post, prior, alpha, kappa):
+    """The model's objective: Titsias' bound on ``log p(Y | X)`` plus the regimes' HMM
+    ELBO on the latent points (:func:`~recognizers.modelling.hmm.sbhmm_core.elbo`, at
+    the optimal ``q(z)``), i.e. a lower bound on ``log p(Y, X)`` with ``X`` a MAP point.
+
+    Returns
+    -------
+    bound : float
+    estep : the HMM's E-step at ``post``
+    """
+    F = sparse_gp_bound_and_grad(X, Y, Z, *hyp)[0]
+    e, res = elbo(X, lengths, post, prior, alpha, kappa)
+    return F + e, res
+
+
 class BackMap:
     """Kernel ridge regression from standardised observations to latent points.
 
@@ -231,6 +258,16 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         Alternations of (VB on the HMM, L-BFGS on X, Z and the kernel).
     lbfgs_iter : int, default=30
         L-BFGS iterations per alternation.
+    moves : bool, default=True
+        From the second alternation on, merge and delete moves of the regimes compete
+        with the plain alternation: each proposal's ``q(z)`` is followed by an
+        alternation (the latent points move to it, then VB sweeps), and the candidate
+        with the highest :func:`joint_bound` is kept. A move on the HMM alone, with the
+        points fixed, cannot see that the GP could place a regime's frames inside
+        another one.
+    n_move_tries : int, default=1
+        Merges (closest pair first) and deletes (smallest regime first) proposed per
+        alternation; each costs one more alternation.
     latent_inference : {"map", "hmc"}, default="map"
         "hmc": after the alternations, the latent points are sampled jointly by HMC
         given the kernel and q(z), and ``latent_`` is the sample mean.
@@ -249,12 +286,19 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
     back_map_ : BackMap
         Observations -> latent points, used by ``transform`` and ``predict``.
     hmm_ : StickBreakingHMM
-        Fitted on ``latent_``; its labels are the regimes.
+        The regimes' HMM fitted with the latent points, run to convergence on
+        ``latent_`` (:meth:`StickBreakingHMM.fit_from_posterior`); its labels are the
+        regimes.
     labels_ : ndarray (N,)
         Regime of every training frame.
     n_states_used_ : int
     objective_ : list of float
         ``bound + latent prior`` after each L-BFGS run.
+    joint_bound_ : list of float
+        :func:`joint_bound` after each alternation (never decreases).
+    moves_ : list of tuple
+        Moves kept in the alternations, ``(kind, internal states)``; the final
+        regimes' own moves are in ``hmm_.moves_``.
     hmc_acceptance_ : float
         Only with ``latent_inference="hmc"``.
     n_features_in_ : int
@@ -276,6 +320,8 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         "n_inducing": [Interval(Integral, 1, None, closed="left")],
         "n_outer": [Interval(Integral, 1, None, closed="left")],
         "lbfgs_iter": [Interval(Integral, 1, None, closed="left")],
+        "moves": ["boolean"],
+        "n_move_tries": [Interval(Integral, 0, None, closed="left")],
         "latent_inference": [StrOptions({"map", "hmc"})],
         "hmc_samples": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
@@ -283,8 +329,8 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def __init__(self, n_latent=2, *, max_states=10, alpha=1.0, sticky="auto", w0_scale=0.5,
                  n_inducing=40,
-                 n_outer=5, lbfgs_iter=30, latent_inference="map", hmc_samples=20,
-                 random_state=None):
+                 n_outer=5, lbfgs_iter=30, moves=True, n_move_tries=1, latent_inference="map",
+                 hmc_samples=20, random_state=None):
         self.n_latent = n_latent
         self.max_states = max_states
         self.alpha = alpha
@@ -293,6 +339,8 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         self.n_inducing = n_inducing
         self.n_outer = n_outer
         self.lbfgs_iter = lbfgs_iter
+        self.moves = moves
+        self.n_move_tries = n_move_tries
         self.latent_inference = latent_inference
         self.hmc_samples = hmc_samples
         self.random_state = random_state
@@ -301,6 +349,34 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         return StickBreakingHMM(max_states=self.max_states, alpha=self.alpha,
                                 sticky=self.sticky, w0_scale=self.w0_scale,
                                 random_state=seed, **kw)
+
+    def _alternation(self, Yf, lengths, Xl, Zl, hyp, resp, post, prior, kappa):
+        """L-BFGS on the latent points, inducing inputs and kernel given ``q(z) = resp``
+        and ``q(theta) = post``, then VB sweeps of the HMM on the new points.
+
+        Returns ``(X, Z, hyp, L-BFGS objective, post, kappa, E-step, joint bound)``; the
+        joint bound is :func:`joint_bound` at the returned state."""
+        N, Q = Xl.shape
+        M = len(Zl)
+
+        def f(theta):
+            Xc = theta[:N * Q].reshape(N, Q)
+            Zc = theta[N * Q:(N + M) * Q].reshape(M, Q)
+            F, gX, gZ, gh = sparse_gp_bound_and_grad(Xc, Yf, Zc, *theta[(N + M) * Q:])
+            lp, gp = latent_prior_and_grad(Xc, resp, post.m, post.beta, post.W, post.nu)
+            return -(F + lp), -np.r_[(gX + gp).ravel(), gZ.ravel(), gh]
+
+        out = minimize(f, np.r_[Xl.ravel(), Zl.ravel(), hyp], jac=True, method="L-BFGS-B",
+                       bounds=[(None, None)] * ((N + M) * Q) + _KERNEL_BOUNDS,
+                       options={"maxiter": int(self.lbfgs_iter)})
+        Xl = out.x[:N * Q].reshape(N, Q)
+        Zl = out.x[N * Q:(N + M) * Q].reshape(M, Q)
+        hyp = out.x[(N + M) * Q:]
+        post, kappa, res, elbos = coordinate_ascent(
+            Xl, lengths, post, prior, float(self.alpha), kappa,
+            learn_kappa=self.sticky == "auto", max_iter=5, tol=0.0)
+        F = sparse_gp_bound_and_grad(Xl, Yf, Zl, *hyp)[0]
+        return Xl, Zl, hyp, -float(out.fun), post, kappa, res, F + elbos[-1]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, lengths=None):
@@ -335,28 +411,31 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
         hyp = np.array([0.0, 0.0, np.log(0.1)])
         hmm = self._hmm(seed, max_iter=20, moves=False).fit(Xl, lengths=lengths)
         post, prior, kappa = hmm.posterior_, hmm.prior_, hmm.kappa_
-        learn = self.sticky == "auto"
-        self.objective_ = []
-        free = [(None, None)] * ((N + M) * Q)
+        alpha = float(self.alpha)
+        self.objective_, self.joint_bound_, self.moves_ = [], [], []
+        res = infer_states(Xl, lengths, post)
         for _ in range(int(self.n_outer)):
-            r = infer_states(Xl, lengths, post).posterior
-
-            def f(theta, r=r, post=post):
-                Xc = theta[:N * Q].reshape(N, Q)
-                Zc = theta[N * Q:(N + M) * Q].reshape(M, Q)
-                F, gX, gZ, gh = sparse_gp_bound_and_grad(Xc, Yf, Zc, *theta[(N + M) * Q:])
-                lp, gp = latent_prior_and_grad(Xc, r, post.m, post.beta, post.W, post.nu)
-                return -(F + lp), -np.r_[(gX + gp).ravel(), gZ.ravel(), gh]
-
-            out = minimize(f, np.r_[Xl.ravel(), Zl.ravel(), hyp], jac=True, method="L-BFGS-B",
-                           bounds=free + _KERNEL_BOUNDS, options={"maxiter": int(self.lbfgs_iter)})
-            Xl = out.x[:N * Q].reshape(N, Q)
-            Zl = out.x[N * Q:(N + M) * Q].reshape(M, Q)
-            hyp = out.x[(N + M) * Q:]
-            self.objective_.append(-float(out.fun))
-            # a few VB sweeps of the HMM given the new latent points
-            post, kappa, _, _ = coordinate_ascent(Xl, lengths, post, prior, float(self.alpha),
-                                                  kappa, learn_kappa=learn, max_iter=5, tol=0.0)
+            # the alternation from the current q(z), and, competing with it, from each
+            # merge/delete proposal of the regimes: the latent points follow the new
+            # q(z) before the joint bound judges it, so a regime whose frames the GP
+            # can place inside another one is merged (a move on the HMM alone, with the
+            # points fixed, never sees that)
+            candidates = [("stay", (), res.posterior, post)]
+            if self.moves and len(self.joint_bound_):
+                for kind, states, resp, xi in move_proposals(
+                        Xl, lengths, post, res, n_tries=int(self.n_move_tries)):
+                    candidates.append((kind, states, resp, update_posterior(
+                        Xl, lengths, resp, xi, prior, alpha, kappa)))
+            best = None
+            for kind, states, resp, start in candidates:
+                run = self._alternation(Yf, lengths, Xl, Zl, hyp, resp, start, prior, kappa)
+                if best is None or run[-1] > best[0][-1]:
+                    best = run, kind, states
+            (Xl, Zl, hyp, lbfgs_value, post, kappa, res, joint), kind, states = best
+            self.objective_.append(lbfgs_value)
+            self.joint_bound_.append(joint)
+            if kind != "stay":
+                self.moves_.append((kind, states))
         if self.latent_inference == "hmc":
             from recognizers.modelling.hmc import hmc_sample
 
@@ -372,8 +451,11 @@ class LM2GP(ClusterMixin, TransformerMixin, BaseEstimator):
                 logp, Xl, int(self.hmc_samples), step_size=0.01, n_leapfrog=10,
                 rng=seed, burn_in=int(self.hmc_samples))
             Xl = draws.mean(axis=0).reshape(N, Q)
-        # the regimes: a full StickBreakingHMM fit (moves, restarts) on the learnt manifold
-        self.hmm_ = self._hmm(seed, n_init=2).fit(Xl, lengths=lengths)
+        # the regimes: the HMM fitted with the latent points, its sweeps run to
+        # convergence and its own moves tried (a fresh fit would start over under a
+        # prior of its own, and on seed 2 of the recovery task split a regime that the
+        # joint fit holds as one)
+        self.hmm_ = self._hmm(seed).fit_from_posterior(Xl, post, prior, kappa, lengths=lengths)
         self.latent_ = Xl
         self.inducing_ = Zl
         self.kernel_params_ = hyp

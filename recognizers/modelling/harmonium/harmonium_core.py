@@ -166,13 +166,21 @@ def mcem_m_step(samples, sharing="row"):
 
     ``sharing="row"``: the paper's prior ``W_ij ~ N(mu_i, sigma_i^2)``, eqs. 24-25, one
     ``mu_i, sigma_i`` per visible unit from its ``J K`` sampled entries (the ``JK - 1``
-    denominator of eq. 25). ``sharing="all"``: one ``mu, sigma`` for every entry, from
-    all ``D J K`` of them. Returns ``mu`` (D,) and ``sigma`` (D,).
+    denominator of eq. 25). ``sharing="column"``: one ``mu_j, sigma_j`` per hidden
+    unit from its ``D K`` entries (the same equations with the roles of the indices
+    swapped). ``sharing="all"``: one ``mu, sigma`` for every entry, from all ``D J K``
+    of them. Returns ``mu`` and ``sigma``, (D,) for "row" and "all", (D, J) for
+    "column" (the column's value in every row).
     """
     S = np.asarray(samples, dtype=float)
     if S.ndim == 2:
         S = S[None]
     K, D, J = S.shape
+    if sharing == "column":
+        flat = np.moveaxis(S, 2, 0).reshape(J, K * D)
+        mu = flat.mean(axis=1)
+        sigma = flat.std(axis=1, ddof=1 if flat.shape[1] > 1 else 0)
+        return np.broadcast_to(mu, (D, J)).copy(), np.broadcast_to(sigma, (D, J)).copy()
     flat = np.moveaxis(S, 1, 0).reshape(D, K * J)
     if sharing == "all":
         flat = flat.reshape(1, -1)

@@ -214,13 +214,18 @@ class StickBreakingHMM(ClusterMixin, BaseEstimator):
 
     # -- fitting ------------------------------------------------------------
     def _fit_once(self, X, lengths, prior, rng):
-        """One restart: sweeps to convergence, then move rounds while a move is kept."""
-        C, alpha = int(self.max_states), float(self.alpha)
-        learn = self.sticky == "auto"
-        kappa = 0.0 if learn else float(self.sticky)
-        resp = _init_resp(X, C, rng)
+        """One restart from random responsibilities (:meth:`_ascend`)."""
+        kappa = 0.0 if self.sticky == "auto" else float(self.sticky)
+        resp = _init_resp(X, int(self.max_states), rng)
         post = update_posterior(X, lengths, resp, _transition_counts(resp, lengths), prior,
-                                alpha, kappa)
+                                float(self.alpha), kappa)
+        return self._ascend(X, lengths, post, prior, kappa)
+
+    def _ascend(self, X, lengths, post, prior, kappa):
+        """Sweeps to convergence from ``q(theta) = post``, then move rounds while a move
+        is kept.  Returns ``(post, kappa, E-step, elbos, moves)``."""
+        C, alpha = len(post.m), float(self.alpha)
+        learn = self.sticky == "auto"
         opts = dict(learn_kappa=learn, kappa_max=float(len(X)))
         post, kappa, res, elbos = coordinate_ascent(X, lengths, post, prior, alpha, kappa,
                                                     max_iter=self.max_iter, tol=self.tol, **opts)
@@ -263,7 +268,37 @@ class StickBreakingHMM(ClusterMixin, BaseEstimator):
             run = self._fit_once(X, lengths, prior, rng)
             if best is None or run[3][-1] > best[3][-1]:
                 best = run
-        post, self.kappa_, res, self.elbo_, self.moves_ = best
+        return self._set_fitted(X, lengths, prior, *best)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_from_posterior(self, X, posterior, prior, kappa, lengths=None):
+        """Fit from a given ``q(theta)`` instead of random restarts: sweeps to
+        convergence and move rounds (as one restart of :meth:`fit`) under ``prior``.
+
+        For a model that already holds a posterior of these states, e.g. the regimes
+        :class:`~recognizers.modelling.gp.lm2gp.LM2GP` fits jointly with its latent
+        points: a fresh fit would start from scratch under a prior of its own.
+
+        Parameters
+        ----------
+        X : array-like (T, D) or list of (T_i, D) arrays
+        posterior : HMMPosterior
+            Starting ``q(theta)``; its number of states replaces ``max_states``.
+        prior : NormalWishartPrior
+        kappa : float
+            Starting sticky pseudo-count (kept fixed unless ``sticky="auto"``).
+        lengths : array-like of int, optional
+
+        Returns
+        -------
+        self
+        """
+        X, lengths = stack_sequences(X, lengths, estimator=self, reset=True)
+        run = self._ascend(X, lengths, posterior, prior, float(kappa))
+        return self._set_fitted(X, lengths, prior, *run)
+
+    def _set_fitted(self, X, lengths, prior, post, kappa, res, elbos, moves):
+        self.kappa_, self.elbo_, self.moves_ = kappa, elbos, moves
         self.posterior_ = post
         self.prior_ = prior
         self.n_iter_ = len(self.elbo_)

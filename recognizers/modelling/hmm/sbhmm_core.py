@@ -67,6 +67,7 @@ __all__ = [
     "kl_normal_wishart",
     "kl_posterior",
     "merge_states",
+    "move_proposals",
     "normal_wishart_posterior",
     "sequence_starts",
     "sticky_prior",
@@ -349,27 +350,30 @@ def _gaussian_distance(post):
     return 0.5 * (tr + tr.T) - D + 0.5 * (maha + maha.T)
 
 
-def try_moves(X, lengths, post, estep, current, prior, alpha, kappa, *, learn_kappa=False,
-              kappa_max=None, n_tries=3, n_sweeps=5, min_count=1.0) -> MoveResult | None:
-    """Try up to ``n_tries`` merges (closest pairs of occupied states first) and
-    ``n_tries`` deletes (smallest occupied states first); return the first whose ELBO
-    after ``n_sweeps`` VB sweeps exceeds ``current``, or None.
-
-    Merges keep the lower index (the stick-breaking prior favours early pieces).
-    """
+def move_proposals(X, lengths, post, estep, *, n_tries=3, min_count=1.0):
+    """Yield ``(kind, states, resp, trans_counts)``: the ``q(z)`` statistics of up to
+    ``n_tries`` merges (closest pairs of occupied states first) and ``n_tries`` deletes
+    (smallest occupied states first).  Merges keep the lower index (the stick-breaking
+    prior favours early pieces)."""
     counts = estep.posterior.sum(axis=0)
     occupied = np.flatnonzero(counts > min_count)
     if len(occupied) < 2:
-        return None
+        return
     dist = _gaussian_distance(post)
     pairs = sorted((dist[i, j], i, j) for a, i in enumerate(occupied) for j in occupied[a + 1:])
-    proposals = [("merge", (int(i), int(j))) for _, i, j in pairs[:n_tries]]
-    proposals += [("delete", (int(l),)) for l in occupied[np.argsort(counts[occupied])][:n_tries]]
-    for kind, states in proposals:
-        if kind == "merge":
-            resp, xi = merge_states(estep.posterior, estep.trans_counts, *states)
-        else:
-            resp, xi = delete_state(X, lengths, post, states[0])
+    for _, i, j in pairs[:n_tries]:
+        yield ("merge", (int(i), int(j)),
+               *merge_states(estep.posterior, estep.trans_counts, int(i), int(j)))
+    for l in occupied[np.argsort(counts[occupied])][:n_tries]:
+        yield ("delete", (int(l),), *delete_state(X, lengths, post, int(l)))
+
+
+def try_moves(X, lengths, post, estep, current, prior, alpha, kappa, *, learn_kappa=False,
+              kappa_max=None, n_tries=3, n_sweeps=5, min_count=1.0) -> MoveResult | None:
+    """Try the proposals of :func:`move_proposals` in turn; return the first whose ELBO
+    after ``n_sweeps`` VB sweeps exceeds ``current``, or None."""
+    for kind, states, resp, xi in move_proposals(X, lengths, post, estep, n_tries=n_tries,
+                                                 min_count=min_count):
         new = update_posterior(X, lengths, resp, xi, prior, alpha, kappa)
         new, new_kappa, res, elbos = coordinate_ascent(
             X, lengths, new, prior, alpha, kappa, learn_kappa=learn_kappa,
