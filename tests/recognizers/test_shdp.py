@@ -209,6 +209,16 @@ def test_planted_topics_beat_chance():
     assert 3 <= m.n_topics_used_ <= 12
 
 
+def test_defaults_are_well_above_chance_on_planted_topics():
+    # issue 31: SupervisedHDP() as a new user would call it (chance 1/3)
+    X, y, thetabar, _, mu = make_labelled_bars(300, 40, random_state=1)
+    m = SupervisedHDP(random_state=0).fit(X[:200], y[:200])
+    acc = m.score(X[200:], y[200:])
+    oracle = np.mean(np.argmax(thetabar[200:] @ mu.T, 1) == y[200:])
+    assert acc > 0.7 and acc > oracle - 0.15, (acc, oracle)
+    assert 3 <= m.n_topics_used_ < m.n_components
+
+
 def test_learned_state_round_trips_through_npz():
     X, y, _, _, _ = make_labelled_bars(80, 30, random_state=3)
     labels = np.array(["sit", "stand", "walk"])[y]
