@@ -181,13 +181,15 @@ def test_kernel_fixed_point_is_stationary_for_eq18():
 
 def test_label_weight_zero_fit_and_partial_fit_are_hdp():
     X, y, _, _, _ = make_labelled_bars(60, 30, random_state=1)
-    kw = dict(doc_truncation=4, max_iter=8, tol=0, random_state=0)
+    # (the two classes' defaults differ: eta and moves are set the same here)
+    kw = dict(doc_truncation=4, max_iter=8, tol=0, topic_word_prior=0.5, moves=True,
+              random_state=0)
     h = HDP(8, **kw).fit(X)
     s = SupervisedHDP(8, label_weight=0, **kw).fit(X, y)
     for name in HDP._learned_attributes:
         np.testing.assert_allclose(getattr(s, name), getattr(h, name), rtol=0, atol=1e-10)
     assert np.all(s.coef_ == 0)
-    h = HDP(8, doc_truncation=4, total_samples=60, random_state=0)
+    h = HDP(8, doc_truncation=4, total_samples=60, topic_word_prior=0.5, random_state=0)
     s = SupervisedHDP(8, doc_truncation=4, total_samples=60, label_weight=0, random_state=0)
     for i in range(0, 60, 20):
         h.partial_fit(X[i:i + 20])
