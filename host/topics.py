@@ -1,21 +1,25 @@
-"""Topics of walker recordings: bags of motion words under LDA (`walkerlab topics`).
+"""Topics of walker recordings: bags of motion words under LDA or HDP (`walkerlab topics`).
 
 A recording is cut into half-second sub-windows described by the latent map's ten
 window features (host/latent.py: five events such as "handle loaded" and five
 statistics such as mean wheel speed, in physical units). A k-means codebook over the
 standardised sub-windows turns each into a *motion word*; a *document* is a run of
 consecutive sub-windows (10 s by default), counted as a bag of words. LDA
-(recognizers/modelling/topics/lda.py, BMM by default) finds the topics: recurring mixtures of
-motion words, which `topics show` describes in physical terms and, where recordings are
-labelled, against the activities.
+(recognizers/modelling/topics/lda.py, BMM by default) finds a given number of topics:
+recurring mixtures of motion words, which `topics show` describes in physical terms and,
+where recordings are labelled, against the activities. With ``--topics auto`` an HDP
+(recognizers/modelling/topics/hdp.py, truncated at ``AUTO_TRUNCATION`` topics) decides
+the number: the topics that carry at least 1 % of the words are the model's topics.
 
 Model file (.npz, never pickled): a JSON header (uint8), the codebook (centres, mean,
-scale) and the LDA's arrays prefixed ``lda_``.
+scale) and the LDA's arrays prefixed ``lda_``, or the HDP's learned arrays prefixed
+``hdp_`` (its parameters in the header).
 """
 from __future__ import annotations
 
 import json
 import pathlib
+import warnings
 
 import numpy as np
 from tqdm import tqdm
@@ -31,6 +35,8 @@ __all__ = ["TopicModel", "bag_of_words", "majority", "session_documents", "learn
 
 SUBWINDOW_S = 0.5
 DOC_S = 10.0
+AUTO = "auto"  # `--topics auto`: the HDP decides the number of topics
+AUTO_TRUNCATION = 20  # the most topics it may use
 FORMAT_VERSION = 1
 KIND = TOPIC_MODEL_KIND
 UNITS = {"accel_rms": "m/s^2", "jerk": "m/s^3", "mean_load": "x the 95th-percentile load",
@@ -56,12 +62,28 @@ def majority(labels: np.ndarray, doc: np.ndarray) -> np.ndarray:
     return out.astype(str)
 
 
+def parse_topic_count(value) -> int | str:
+    """``--topics``: a whole number >= 1, or "auto" (UserError otherwise)."""
+    if isinstance(value, str) and value.strip().lower() == AUTO:
+        return AUTO
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        count = 0
+    if count < 1 or str(value).strip() not in (str(count), "+" + str(count)):
+        raise UserError("--topics must be a whole number >= 1 or 'auto', not %r" % (value,))
+    return count
+
+
 class TopicModel:
-    """A motion-word codebook (recognizers/motion_words.py) and the LDA over its documents."""
+    """A motion-word codebook (recognizers/motion_words.py) and the topic model over its
+    documents: an LDA (``header["method"]`` bmm, gibbs or vb) or an HDP ("hdp"), of
+    which ``header["topics"]`` are the model's topics (all of an LDA's; an HDP's used
+    ones)."""
 
     def __init__(self, centres, mean, scale, lda, header):
         self.codebook = MotionCodebook(centres, mean, scale)
-        self.lda = lda
+        self.lda = lda  # the topic model: LDA or HDP (both have transform, topic_word_)
         self.header = header
 
     centres = property(lambda self: self.codebook.centres)
@@ -72,17 +94,33 @@ class TopicModel:
         """The motion word (nearest codebook centre) of each sub-window."""
         return self.codebook.words(F)
 
+    @property
+    def topics(self) -> np.ndarray:
+        """Indices of the model's topics among the estimator's components."""
+        return np.asarray(self.header.get("topics", range(self.header["n_topics"])),
+                          dtype=np.int64)
+
+    def proportions(self, counts: np.ndarray) -> np.ndarray:
+        """(n_docs, n_topics) topic proportions of bags of words over the model's topics
+        (an HDP's unused topics' small share is spread over the others)."""
+        theta = self.lda.transform(counts)[:, self.topics]
+        return theta / np.maximum(theta.sum(1, keepdims=True), 1e-300)
+
     def session_topics(self, path):
         """(document start times in s from the session start, topic proportions (n, T),
         document activities) of one recording."""
         F, labels, doc = session_documents(path, self.header["doc_s"])
         counts = bag_of_words(self.words(F), doc, len(self.centres))
         t = np.arange(len(counts)) * self.header["doc_s"]
-        return t, self.lda.transform(counts), majority(labels, doc)
+        return t, self.proportions(counts), majority(labels, doc)
 
     def save(self, path, overwrite: bool = False) -> pathlib.Path:
         path = pathlib.Path(path)
-        arrays = {"lda_" + k: v for k, v in self.lda.to_arrays().items()}
+        if self.header["method"] == "hdp":
+            arrays = {"hdp_" + k: np.asarray(getattr(self.lda, k))
+                      for k in self.lda._learned_attributes}
+        else:
+            arrays = {"lda_" + k: v for k, v in self.lda.to_arrays().items()}
         with exclusive_output(path, overwrite=overwrite) as tmp:
             np.savez(tmp, header=np.frombuffer(json.dumps(self.header).encode(),
                                                dtype=np.uint8),
@@ -91,7 +129,6 @@ class TopicModel:
 
     @classmethod
     def load(cls, path) -> "TopicModel":
-        from recognizers.modelling import LDA
         from recognizers.npz_files import NpzFormatError, load_npz
 
         try:
@@ -101,8 +138,7 @@ class TopicModel:
                 raise UserError("%s is not a walker topic model (kind %r)"
                                 % (path, header.get("kind") if isinstance(header, dict)
                                    else None))
-            lda = LDA.from_arrays({k[4:]: v for k, v in z.items() if k.startswith("lda_")})
-            return cls(z["centres"], z["mean"], z["scale"], lda, header)
+            return cls(z["centres"], z["mean"], z["scale"], _estimator_of(header, z), header)
         except FileNotFoundError:
             raise UserError("%s: no such model file" % path) from None
         except (NpzFormatError, OSError, KeyError, ValueError, UnicodeDecodeError) as exc:
@@ -110,16 +146,55 @@ class TopicModel:
                             % (path, str(exc).splitlines()[0])) from None
 
 
-def learn_topics(paths, *, n_topics: int = 5, n_words: int = 40, doc_s: float = DOC_S,
+def _estimator_of(header, arrays):
+    """The LDA or HDP of a model file's arrays (KeyError/ValueError if they do not fit)."""
+    from recognizers.modelling import HDP, LDA
+
+    if header.get("method") != "hdp":
+        return LDA.from_arrays({k[4:]: v for k, v in arrays.items() if k.startswith("lda_")})
+    hdp = HDP(**header["hdp_params"])
+    for name in hdp._learned_attributes:
+        value = np.asarray(arrays["hdp_" + name])
+        setattr(hdp, name, value.item() if value.ndim == 0 else value)
+    topics = np.asarray(header["topics"])
+    if (hdp.components_.shape != (hdp.n_components, header["n_words"]) or len(topics) < 1
+            or topics.min() < 0 or topics.max() >= hdp.n_components):
+        raise ValueError("HDP arrays do not match the header")
+    return hdp
+
+
+def _fit_estimator(X, n_topics, method, progress, random_state):
+    """(fitted LDA or HDP, indices of its topics, method name) for ``--topics``."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from recognizers.modelling import HDP, LDA
+
+    if n_topics == AUTO:
+        if progress:
+            print("HDP over %d documents: the data choose up to %d topics"
+                  % (len(X), AUTO_TRUNCATION), flush=True)
+        with warnings.catch_warnings():  # a split proposal's 2-means over a topic with
+            # one distinct document profile warns (hdp_moves.split_proposal); harmless
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            hdp = HDP(AUTO_TRUNCATION, random_state=random_state).fit(X)
+        share = hdp.topic_counts_ / hdp.topic_counts_.sum()
+        return hdp, np.flatnonzero(share >= 0.01), "hdp"  # the rule of n_topics_used_
+    lda = LDA(n_topics, method=method, n_passes=3 if method == "bmm" else 1,
+              random_state=random_state, verbose=int(progress)).fit(X)
+    return lda, np.arange(n_topics), method
+
+
+def learn_topics(paths, *, n_topics: int | str = 5, n_words: int = 40, doc_s: float = DOC_S,
                  method: str = "bmm", progress: bool = True,
                  random_state: int = 0) -> TopicModel:
-    """Learn a motion-word codebook and LDA topics from the recordings ``paths``."""
-    from recognizers.modelling import LDA
-
+    """Learn a motion-word codebook and topics from the recordings ``paths``: LDA with
+    ``n_topics`` topics, or an HDP that chooses their number for ``n_topics="auto"``
+    (``method`` is then unused)."""
     if not paths:
         raise UserError("no recordings given")
-    if n_topics < 1 or n_words < 2 or doc_s < SUBWINDOW_S:
-        raise UserError("--topics must be >= 1, --words >= 2 and --doc-seconds >= %g"
+    n_topics = parse_topic_count(n_topics)
+    if n_words < 2 or doc_s < SUBWINDOW_S:
+        raise UserError("--words must be >= 2 and --doc-seconds >= %g"
                         % SUBWINDOW_S)
     sessions = [session_documents(p, doc_s)
                 for p in tqdm(paths, desc="motion words", unit="file", disable=not progress)]
@@ -134,16 +209,19 @@ def learn_topics(paths, *, n_topics: int = 5, n_words: int = 40, doc_s: float = 
         docs.append(bag_of_words(model.words(feats), doc, n_words))
         labels.append(majority(lab, doc))
     X, y = np.vstack(docs), np.concatenate(labels)
-    model.lda = LDA(n_topics, method=method, n_passes=3 if method == "bmm" else 1,
-                    random_state=random_state, verbose=int(progress)).fit(X)
-    theta = model.lda.transform(X)
+    model.lda, topics, method = _fit_estimator(X, n_topics, method, progress, random_state)
+    model.header = {"n_topics": len(topics), "topics": topics.tolist()}
+    theta = model.proportions(X)
     association = {a: theta[y == a].mean(0).round(4).tolist() for a in sorted(set(y) - {""})}
     model.header = {"kind": KIND, "format_version": FORMAT_VERSION, "subwindow_s": SUBWINDOW_S,
                     "doc_s": float(doc_s), "feature_names": list(FEATURE_NAMES),
-                    "n_words": int(n_words), "n_topics": int(n_topics), "method": method,
+                    "n_words": int(n_words), "n_topics": len(topics),
+                    "topics": topics.tolist(), "method": method,
                     "n_documents": int(len(X)), "recordings": [str(p) for p in paths],
                     "association": association,
                     "documents_per_activity": {a: int((y == a).sum()) for a in association}}
+    if method == "hdp":
+        model.header["hdp_params"] = model.lda.get_params()
     return model
 
 
@@ -177,7 +255,7 @@ def describe(model: TopicModel, top: int = 3) -> list[str]:
     lines = ["%d topics over %d motion words (%g s windows, %g s documents, %d documents, %s)"
              % (h["n_topics"], h["n_words"], h["subwindow_s"], h["doc_s"], h["n_documents"],
                 h["method"])]
-    phi = model.lda.topic_word_
+    phi = model.lda.topic_word_[model.topics]
     for k in range(phi.shape[0]):
         lines.append("topic %d:" % k)
         for w in np.argsort(-phi[k])[:top]:

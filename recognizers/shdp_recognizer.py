@@ -56,6 +56,10 @@ def document_counts(words: np.ndarray, window: int, n_words: int) -> np.ndarray:
     return cum[k + 1] - cum[np.maximum(k - window + 1, 0)]
 
 
+WALKER_TOPIC_WORD_PRIOR = 0.01  # eta of the motion-word topics
+WALKER_LABEL_WEIGHT = 1.0  # Zhang et al.'s weight of the label term
+
+
 @register_recognizer
 class SHDPRecognizer(StreamRunMixin, Recognizer):
     """Supervised HDP over documents of motion words: topics shared by activities,
@@ -149,9 +153,12 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
         # no moves: merging look-alike topics raises the bound but costs the
         # classifier its distinctions (walker exp1 fold 1: 9 topics, 18 % of documents
         # right, against 27 topics and 76 % without merges and with gamma = 5).
+        # eta and the label weight are the values the walker figures in
+        # docs/benchmarks.md were measured with (SupervisedHDP's defaults before issue 31).
         return SupervisedHDP(
             n_components=int(self.n_components), doc_truncation=int(self.doc_truncation),
             corpus_concentration=float(self.corpus_concentration), moves=False,
+            topic_word_prior=WALKER_TOPIC_WORD_PRIOR, label_weight=WALKER_LABEL_WEIGHT,
             label_penalty=float(self.label_penalty), max_iter=int(self.max_iter),
             max_label_iter=int(self.max_label_iter),
             learning_offset=float(self.learning_offset),

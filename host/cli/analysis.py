@@ -27,8 +27,10 @@ def cmd_topics(args) -> int:
                                         n_words=args.words, doc_s=args.doc_seconds,
                                         method=args.method, overwrite=args.overwrite,
                                         progress=not args.quiet)
-        print("%s: %d topics over %d documents of %d recording(s)"
-              % (path, args.topics, model.header["n_documents"], len(args.files)))
+        print("%s: %d topics over %d documents of %d recording(s)%s"
+              % (path, model.header["n_topics"], model.header["n_documents"],
+                 len(args.files), " (chosen by the HDP, of up to %d)"
+                 % topics.AUTO_TRUNCATION if model.header["method"] == "hdp" else ""))
     else:
         if len(args.files) != 1:
             raise UserError("topics show takes one model file")
@@ -107,12 +109,13 @@ def register(sub) -> None:
                    help="recordings (.h5) for fit; the model (.npz) for show (a topic "
                    "model or an shdp recognizer)")
     p.add_argument("--out", default=None, help="model file to write (.npz), for fit")
-    p.add_argument("--topics", type=int, default=5, help="number of topics")
+    p.add_argument("--topics", default="5",
+                   help="number of topics (LDA), or 'auto': an HDP chooses the number")
     p.add_argument("--words", type=int, default=40, help="motion-word vocabulary size")
     p.add_argument("--doc-seconds", type=float, default=10.0,
                    help="length of a document (s)")
     p.add_argument("--method", choices=("bmm", "gibbs", "vb"), default="bmm",
-                   help="LDA learner")
+                   help="LDA learner (not used with --topics auto)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_topics)

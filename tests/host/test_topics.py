@@ -52,6 +52,36 @@ def test_fit_show_and_the_model_file_round_trip(recordings, tmp_path, capsys):
     np.testing.assert_array_equal(again.lda.components_, model.lda.components_)
 
 
+def test_fit_auto_lets_the_hdp_choose_the_count_and_saves_it(recordings, tmp_path, capsys):
+    out = tmp_path / "auto.npz"
+    assert main(["topics", "fit", *recordings, "--topics", "auto", "--words", "20",
+                 "--out", str(out), "--quiet"]) == 0
+    said = capsys.readouterr().out.strip().splitlines()[-1]
+    model = TopicModel.load(out)
+    hdp = model.lda
+    # the printed count is the saved HDP's count of used topics, below its truncation
+    assert said.startswith("%s: %d topics over " % (out, hdp.n_topics_used_)), said
+    assert model.header["method"] == "hdp" and model.header["n_topics"] == hdp.n_topics_used_
+    share = hdp.topic_counts_ / hdp.topic_counts_.sum()
+    assert model.topics.tolist() == np.flatnonzero(share >= 0.01).tolist()
+    assert 1 <= hdp.n_topics_used_ < hdp.n_components
+    t, theta, acts = model.session_topics(recordings[0])
+    assert theta.shape == (len(t), hdp.n_topics_used_)
+    np.testing.assert_allclose(theta.sum(1), 1.0)
+    # the topics tell standing away from the walker from walking forward
+    h = model.header
+    gap = np.abs(np.array(h["association"]["WF"]) - np.array(h["association"]["NTW"])).sum()
+    assert gap > 0.8
+    assert main(["topics", "show", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("%d topics over 20 motion words" % hdp.n_topics_used_)
+    assert shown.count("topic ") >= hdp.n_topics_used_ and "m/s" in shown
+    # exact round trip of the HDP: the same proportions after loading
+    again = TopicModel.load(out)
+    counts = bag_of_words(np.arange(40) % 20, np.arange(40) // 10, 20)
+    np.testing.assert_array_equal(again.proportions(counts), model.proportions(counts))
+
+
 def test_clear_errors(recordings, tmp_path, capsys):
     out = tmp_path / "m.npz"
     out.write_bytes(b"not a model")
@@ -61,6 +91,10 @@ def test_clear_errors(recordings, tmp_path, capsys):
         (["topics", "fit", recordings[0], "--out", str(out)], "exists"),
         (["topics", "fit", recordings[0], "--out", str(tmp_path / "n.npz"), "--topics", "0"],
          "--topics must be"),
+        (["topics", "fit", recordings[0], "--out", str(tmp_path / "n.npz"), "--topics", "many"],
+         "--topics must be a whole number >= 1 or 'auto'"),
+        (["topics", "fit", recordings[0], "--out", str(tmp_path / "n.npz"), "--topics", "2.5"],
+         "--topics must be"),
         (["topics", "show", str(out)], "cannot read topic model"),
         (["topics", "show", str(tmp_path / "none.npz")], "no such"),
     ]
@@ -68,6 +102,7 @@ def test_clear_errors(recordings, tmp_path, capsys):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (argv, err)
+        assert len(err.strip().splitlines()) == 1, err
 
 
 def test_describe_shdp_lists_each_activity_and_its_topics():

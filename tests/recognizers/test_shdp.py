@@ -181,13 +181,15 @@ def test_kernel_fixed_point_is_stationary_for_eq18():
 
 def test_label_weight_zero_fit_and_partial_fit_are_hdp():
     X, y, _, _, _ = make_labelled_bars(60, 30, random_state=1)
-    kw = dict(doc_truncation=4, max_iter=8, tol=0, random_state=0)
+    # (the two classes' defaults differ: eta and moves are set the same here)
+    kw = dict(doc_truncation=4, max_iter=8, tol=0, topic_word_prior=0.5, moves=True,
+              random_state=0)
     h = HDP(8, **kw).fit(X)
     s = SupervisedHDP(8, label_weight=0, **kw).fit(X, y)
     for name in HDP._learned_attributes:
         np.testing.assert_allclose(getattr(s, name), getattr(h, name), rtol=0, atol=1e-10)
     assert np.all(s.coef_ == 0)
-    h = HDP(8, doc_truncation=4, total_samples=60, random_state=0)
+    h = HDP(8, doc_truncation=4, total_samples=60, topic_word_prior=0.5, random_state=0)
     s = SupervisedHDP(8, doc_truncation=4, total_samples=60, label_weight=0, random_state=0)
     for i in range(0, 60, 20):
         h.partial_fit(X[i:i + 20])
@@ -207,6 +209,16 @@ def test_planted_topics_beat_chance():
     np.testing.assert_allclose(proba.sum(1), 1.0)
     assert np.all(m.classes_[proba.argmax(1)] == m.predict(X[300:]))
     assert 3 <= m.n_topics_used_ <= 12
+
+
+def test_defaults_are_well_above_chance_on_planted_topics():
+    # issue 31: SupervisedHDP() as a new user would call it (chance 1/3)
+    X, y, thetabar, _, mu = make_labelled_bars(300, 40, random_state=1)
+    m = SupervisedHDP(random_state=0).fit(X[:200], y[:200])
+    acc = m.score(X[200:], y[200:])
+    oracle = np.mean(np.argmax(thetabar[200:] @ mu.T, 1) == y[200:])
+    assert acc > 0.7 and acc > oracle - 0.15, (acc, oracle)
+    assert 3 <= m.n_topics_used_ < m.n_components
 
 
 def test_learned_state_round_trips_through_npz():
