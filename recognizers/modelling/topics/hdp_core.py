@@ -171,50 +171,62 @@ def _lse(x):
 
 
 @njit(cache=True)
-def _rho_objective(lo, hi, t, counts, zeta, rho, logrho, base, mu_y, nt_over_n, Ex, g, r,
-                   label_weight, rnew, logG):
-    # the terms of L that depend on varphi_t (= rho): the HDP part
-    # sum_k rho_k (base_k - log rho_k) and the label term (9) with g updated for rho
-    K = rho.shape[0]
-    C = Ex.shape[1]
-    f = 0.0
-    lin = 0.0
-    for k in range(K):
-        f += rho[k] * (base[k] - logrho[k])
-        lin += mu_y[k] * rho[k]
+def _mix(x, R, out):
+    # out_l = sum_i x_i R_il: a document topic's (or word's) label factors
+    C = R.shape[1]
     for l in range(C):
         s = 0.0
-        for k in range(K):
-            s += rho[k] * Ex[k, l]
-        rnew[l] = s
-        logG[l] = 0.0
-    for e in range(lo, hi):
-        for l in range(C):
-            logG[l] += counts[e] * math.log(g[e - lo, l] + zeta[e, t] * (rnew[l] - r[t, l]))
-    return f + label_weight * (lin * nt_over_n - _lse(logG))
+        for i in range(x.shape[0]):
+            s += x[i] * R[i, l]
+        out[l] = s
 
 
 @njit(cache=True)
-def _zeta_objective(i, n, zeta_e, logz, base, mr, r, g, logG, label_weight, gnew, tmp):
-    # the terms of L that depend on zeta_e: n_e sum_t zeta_t (base_t - log zeta_t) and
-    # the label term (9) with entry i's g replaced
-    T, C = r.shape
+def _assignment_objective(x, logx, base, lin, entropy_scale, lin_scale, label_weight,
+                          logG):
+    """The terms of the bound that depend on one assignment row ``x`` (a document
+    topic's map varphi_t, or a word's zeta_e), shared by both label-aware updates:
+
+        entropy_scale sum_i x_i (base_i - log x_i)
+            + label_weight (lin_scale sum_i x_i lin_i - log sum_l exp(logG_l))
+
+    with ``logG`` the label term's class scores after the change of ``x``."""
     f = 0.0
-    lin = 0.0
-    for t in range(T):
-        f += zeta_e[t] * (base[t] - logz[t])
-        lin += zeta_e[t] * mr[t]
-    for l in range(C):
-        s = 0.0
-        for t in range(T):
-            s += zeta_e[t] * r[t, l]
-        tmp[l] = logG[l] + n * (math.log(s) - math.log(g[i, l]))
-    return n * f + label_weight * (n * lin - _lse(tmp))
+    linear = 0.0
+    for i in range(x.shape[0]):
+        f += x[i] * (base[i] - logx[i])
+        linear += x[i] * lin[i]
+    return entropy_scale * f + label_weight * (lin_scale * linear - _lse(logG))
+
+
+@njit(cache=True)
+def _rho_objective(lo, hi, t, counts, zeta, rho, logrho, base, mu_y, nt_over_n, Ex, g, r,
+                   label_weight, rnew, logG):
+    # varphi_t = rho: the HDP part sum_k rho_k (base_k - log rho_k) and the label term
+    # (9), whose g_el moves by zeta_et (rnew_l - r_tl) for every word of the document
+    _mix(rho, Ex, rnew)
+    for l in range(rnew.shape[0]):
+        logG[l] = 0.0
+    for e in range(lo, hi):
+        for l in range(rnew.shape[0]):
+            logG[l] += counts[e] * math.log(g[e - lo, l] + zeta[e, t] * (rnew[l] - r[t, l]))
+    return _assignment_objective(rho, logrho, base, mu_y, 1.0, nt_over_n, label_weight,
+                                 logG)
+
+
+@njit(cache=True)
+def _zeta_objective(i, n, zeta_e, logz, base, mr, r, g, logG, label_weight, tmp):
+    # zeta_e: n_e sum_t zeta_t (base_t - log zeta_t) and the label term (9) with
+    # entry i's g replaced
+    _mix(zeta_e, r, tmp)
+    for l in range(tmp.shape[0]):
+        tmp[l] = logG[l] + n * (math.log(tmp[l]) - math.log(g[i, l]))
+    return _assignment_objective(zeta_e, logz, base, mr, n, n, label_weight, tmp)
 
 
 @njit(cache=True)
 def _labelled_assignment_step(e, lo, count, assign, row, base, mr, r, g, logG, w,
-                              label_weight, lold, cand, prob, best, gnew, tmp):
+                              label_weight, lold, cand, prob, best, tmp):
     """One word's label-aware update of its assignment row ``assign[e]`` (zeta in the
     supervised HDP, phi in sLDA), shared by both kernels.
 
@@ -233,7 +245,7 @@ def _labelled_assignment_step(e, lo, count, assign, row, base, mr, r, g, logG, w
     for t in range(n):
         lold[t] = math.log(max(assign[e, t], 1e-300))
     f_old = _zeta_objective(e - lo, count, assign[e], lold, base, mr, r, g, logG,
-                            label_weight, gnew, tmp)
+                            label_weight, tmp)
     step = 1.0
     f_best = -np.inf
     for attempt in range(12):
@@ -244,7 +256,7 @@ def _labelled_assignment_step(e, lo, count, assign, row, base, mr, r, g, logG, w
         for t in range(n):
             prob[t] = math.exp(cand[t])
         f_new = _zeta_objective(e - lo, count, prob, cand, base, mr, r, g, logG,
-                                label_weight, gnew, tmp)
+                                label_weight, tmp)
         if f_new <= f_best + 1e-12 * (1.0 + abs(f_best)):
             break
         f_best = f_new
@@ -522,7 +534,7 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                     continue
                 _labelled_assignment_step(e, lo, counts[e], zeta, row, base, mr, r, g,
                                           logG, w, label_weight, lold, cand, prob, best,
-                                          rnew, tmp)
+                                          tmp)
             for t in range(T):
                 s = 0.0
                 for e in range(lo, hi):
