@@ -19,7 +19,7 @@ from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.topics.lda_core import _digamma
 
 __all__ = ["doc_bound", "doc_estep", "doc_estep_labelled", "label_value_grad",
-           "corpus_statistics", "varphi_without_topic", "join_document_topics",
+           "corpus_statistics", "varphi_without_topic", "move_off_topic_words", "join_document_topics",
            "split_document_topics"]
 
 
@@ -638,15 +638,110 @@ def corpus_statistics(indptr, indices, counts, varphi, zeta, sstats, topic_count
 
 
 @njit(cache=True)
+def _reassign_words(lo, hi, d, indices, counts, elog_phi, zeta, varphi, j, targets,
+                    keep_better, row, Ndk, Nt, holder):
+    """Document d's words on its document topics mapped mostly to corpus topic ``j``
+    move word by word to the best corpus topic ``k`` among ``targets`` (highest
+    ``E[log phi_k,w] + log(0.5 + N_dk)``, ``N_dk`` the document's words on ``k``
+    outside ``j``): to the document topic holding ``k`` if there is one, else to a
+    free document topic, which is mapped to ``k``.  With ``keep_better`` a word stays
+    where ``j`` explains it at least as well (``E[log phi_j,w] >= E[log phi_k,w]``).
+    Leaves Nt (T,) the document topics' words; returns whether any document topic
+    is mapped mostly to ``j``."""
+    T, K = varphi.shape[1], varphi.shape[2]
+    for k in range(K):
+        Ndk[k] = 0.0
+        holder[k] = -1
+    on_j = False
+    for t in range(T):
+        s = 0.0
+        for e in range(lo, hi):
+            s += counts[e] * zeta[e, t]
+        Nt[t] = s
+        m = 0
+        for k in range(K):
+            if varphi[d, t, k] > varphi[d, t, m]:
+                m = k
+        if m == j and varphi[d, t, j] > 0.5:
+            on_j = True
+            continue
+        for k in range(K):
+            Ndk[k] += s * varphi[d, t, k]
+        if s > 0.0 and (holder[m] < 0 or s > Nt[holder[m]]):
+            holder[m] = t
+    if not on_j:
+        return False
+    for t in range(T):
+        m = 0
+        for k in range(K):
+            if varphi[d, t, k] > varphi[d, t, m]:
+                m = k
+        if m != j or varphi[d, t, j] <= 0.5 or Nt[t] <= 0.0:
+            continue
+        for e in range(lo, hi):
+            if zeta[e, t] <= 0.0:
+                continue
+            best = -1
+            for k in range(K):
+                if k == j or not targets[k]:
+                    continue
+                row[k] = elog_phi[k, indices[e]] + math.log(0.5 + Ndk[k])
+                if best < 0 or row[k] > row[best]:
+                    best = k
+            if best < 0 or (keep_better
+                            and elog_phi[j, indices[e]] >= elog_phi[best, indices[e]]):
+                continue
+            u = holder[best]
+            if u < 0:  # a free document topic (no words) takes topic best
+                for v in range(T):
+                    if Nt[v] <= 0.0 and v != t:
+                        u = v
+                        break
+                if u < 0:
+                    continue  # no free document topic: the word stays
+                holder[best] = u
+                for k in range(K):
+                    varphi[d, u, k] = 0.0
+                varphi[d, u, best] = 1.0
+            moved = zeta[e, t]
+            zeta[e, u] += moved
+            zeta[e, t] = 0.0
+            Nt[u] += counts[e] * moved
+            Nt[t] -= counts[e] * moved
+    return True
+
+
+@njit(cache=True)
+def move_off_topic_words(indptr, indices, counts, elog_phi, zeta, varphi, j, targets):
+    """Purify move's proposal, in place: the words on document topics mapped mostly to
+    corpus topic ``j`` that another topic among ``targets`` (K,) bool explains better
+    (``E[log phi_k,w] > E[log phi_j,w]``) move to the document's topic of that theme
+    (:func:`_reassign_words`).  A topic contaminated by a little of every theme is a
+    fixed point of coordinate ascent: in each document, opening a document topic for
+    a few off-theme words costs more stick than the contaminated topic charges them;
+    only all documents moving at once, and the topic then losing the contamination,
+    pays.  Returns the number of document topics mapped to ``j`` (0: no proposal)."""
+    D, T, K = varphi.shape
+    row = np.empty(K)
+    Ndk = np.empty(K)
+    Nt = np.empty(T)
+    holder = np.empty(K, np.int64)
+    touched = 0
+    for d in range(D):
+        if _reassign_words(indptr[d], indptr[d + 1], d, indices, counts, elog_phi, zeta,
+                           varphi, j, targets, True, row, Ndk, Nt, holder):
+            touched += 1
+    return touched
+
+
+@njit(cache=True)
 def varphi_without_topic(indptr, indices, counts, elog_phi, elog_beta, zeta, varphi, j):
     """Delete move's proposal, in place: corpus topic ``j`` loses every document topic.
 
     First, in each document, the words of each document topic mapped mostly to ``j``
-    move word by word to the best other corpus topic ``k`` (highest
-    ``E[log phi_k,w] + log(0.5 + N_dk)``, ``N_dk`` the document's words on ``k``
-    outside ``j``): to the document topic mapped to ``k`` if there is one, else to a
-    free document topic, which is mapped to ``k``.  A blended topic's words thus
-    split across the document's themes, which no single document topic could do.
+    move word by word to the best other corpus topic (:func:`_reassign_words`), so a
+    blended topic's words split across the document's themes, which no single
+    document topic could do.
     Then every document topic still mapped to ``j`` with positive probability gets
     the optimal map over the other topics,
     ``varphi_tk ∝ exp(E[log beta_k] + sum_e n_e zeta_et E[log phi_k,w_e])``, k != j, and
@@ -657,66 +752,13 @@ def varphi_without_topic(indptr, indices, counts, elog_phi, elog_beta, zeta, var
     Ndk = np.empty(K)
     Nt = np.empty(T)
     holder = np.empty(K, np.int64)
+    targets = np.ones(K, np.bool_)
     changed = 0
     for d in range(D):
         lo, hi = indptr[d], indptr[d + 1]
-        # each other corpus topic's words in this document and its document topic
-        for k in range(K):
-            Ndk[k] = 0.0
-            holder[k] = -1
-        on_j = False
-        for t in range(T):
-            s = 0.0
-            for e in range(lo, hi):
-                s += counts[e] * zeta[e, t]
-            Nt[t] = s
-            m = 0
-            for k in range(K):
-                if varphi[d, t, k] > varphi[d, t, m]:
-                    m = k
-            if m == j and varphi[d, t, j] > 0.5:
-                on_j = True
-                continue
-            for k in range(K):
-                Ndk[k] += s * varphi[d, t, k]
-            if s > 0.0 and (holder[m] < 0 or s > Nt[holder[m]]):
-                holder[m] = t
-        if not on_j:
+        if not _reassign_words(lo, hi, d, indices, counts, elog_phi, zeta, varphi, j,
+                               targets, False, row, Ndk, Nt, holder):
             continue
-        for t in range(T):
-            m = 0
-            for k in range(K):
-                if varphi[d, t, k] > varphi[d, t, m]:
-                    m = k
-            if m != j or varphi[d, t, j] <= 0.5 or Nt[t] <= 0.0:
-                continue
-            for e in range(lo, hi):
-                if zeta[e, t] <= 0.0:
-                    continue
-                best = -1
-                for k in range(K):
-                    if k == j:
-                        continue
-                    row[k] = elog_phi[k, indices[e]] + math.log(0.5 + Ndk[k])
-                    if best < 0 or row[k] > row[best]:
-                        best = k
-                u = holder[best]
-                if u < 0:  # a free document topic (no words) takes topic best
-                    for v in range(T):
-                        if Nt[v] <= 0.0 and v != t:
-                            u = v
-                            break
-                    if u < 0:
-                        continue  # no free document topic: the word stays
-                    holder[best] = u
-                    for k in range(K):
-                        varphi[d, u, k] = 0.0
-                    varphi[d, u, best] = 1.0
-                moved = zeta[e, t]
-                zeta[e, u] += moved
-                zeta[e, t] = 0.0
-                Nt[u] += counts[e] * moved
-                Nt[t] -= counts[e] * moved
         for t in range(T):
             if varphi[d, t, j] <= 0.0:
                 continue
