@@ -33,12 +33,12 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative, valida
 
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.topics.hdp_core import corpus_statistics as corpus_statistics_kernel
-from recognizers.modelling.topics.hdp_core import (doc_bound, doc_estep, doc_estep_labelled,
-                                                   join_document_topics, move_off_topic_words,
-                                                   split_document_topics, varphi_without_topic)
-from recognizers.modelling.topics.hdp_moves import (merge_gains, neg_entropy, split_proposal,
+from recognizers.modelling.topics.hdp_core import doc_bound, doc_estep, doc_estep_labelled
+from recognizers.modelling.topics.hdp_moves import (join_document_topics, merge_gains,
+                                                    move_off_topic_words, neg_entropy,
+                                                    split_document_topics, split_proposal,
                                                     stick_merge_gains, stick_term, topic_log_b,
-                                                    update_merge_gains)
+                                                    update_merge_gains, varphi_without_topic)
 from recognizers.modelling.topics.perplexity import heldout_perplexity
 
 __all__ = ["HDP"]
@@ -300,7 +300,7 @@ class HDP(TransformerMixin, BaseEstimator):
                                                               self.corpus_concentration)
 
     def _set_globals(self, sstats, counts, scale=1.0, rho=1.0):
-        eta, gamma = self.topic_word_prior, self.corpus_concentration
+        eta = self.topic_word_prior
         self.components_ = (1 - rho) * self.components_ + rho * (eta + scale * sstats)
         self.stick_counts_ = (1 - rho) * self.stick_counts_ + rho * scale * counts
         self.topic_counts_ = (self.components_.sum(1) - eta * self.components_.shape[1])
@@ -552,7 +552,7 @@ class HDP(TransformerMixin, BaseEstimator):
 
     def _delete_move(self, M, varphi, zeta, bound, labels, j):
         """Delete topic j: every document topic mapped to it moves to its best other
-        topics (:func:`hdp_core.varphi_without_topic`), the corpus factors follow and
+        topics (:func:`hdp_moves.varphi_without_topic`), the corpus factors follow and
         the documents take ``_DELETE_SWEEPS`` sweeps without topic j.
         Kept only if the bound rises: returns the new bound, or None (state unchanged;
         deleting an empty topic changes nothing)."""
@@ -569,7 +569,7 @@ class HDP(TransformerMixin, BaseEstimator):
 
     def _purify_moves(self, M, varphi, zeta, bound, labels, doc_bounds=None):
         """Try purifying the used topics with the most words that another used topic
-        explains better (:func:`hdp_core.move_off_topic_words`), most first: those
+        explains better (:func:`hdp_moves.move_off_topic_words`), most first: those
         words move to the documents' topics of their themes, the documents take
         ``_PURIFY_SWEEPS`` sweeps, and each purify is kept only if the whole-corpus
         bound rises.  Returns the bound after the kept purifies, or None."""
@@ -647,7 +647,7 @@ class HDP(TransformerMixin, BaseEstimator):
     def _split_move(self, M, varphi, zeta, bound, labels, k, k2, part):
         """Split topic k into k and the empty topic k2: each document topic on k hands
         the ``part`` (nnz,) share of its words to a free document topic mapped to k2
-        (:func:`hdp_core.split_document_topics`), the corpus factors follow and the
+        (:func:`hdp_moves.split_document_topics`), the corpus factors follow and the
         documents take ``_SPLIT_SWEEPS`` sweeps.  Kept only if the bound rises:
         returns the new bound, or None (state unchanged)."""
         snapshot = self._snapshot(varphi, zeta)
