@@ -203,24 +203,27 @@ def _rho_objective(lo, hi, t, counts, zeta, rho, logrho, base, mu_y, nt_over_n, 
                    label_weight, rnew, logG):
     # varphi_t = rho: the HDP part sum_k rho_k (base_k - log rho_k) and the label term
     # (9), whose g_el moves by zeta_et (rnew_l - r_tl) for every word of the document
-    _mix(rho, Ex, rnew)
+    K = Ex.shape[0]  # (the buffers may be longer than K)
+    _mix(rho[:K], Ex, rnew)
     for l in range(rnew.shape[0]):
         logG[l] = 0.0
     for e in range(lo, hi):
         for l in range(rnew.shape[0]):
             logG[l] += counts[e] * math.log(g[e - lo, l] + zeta[e, t] * (rnew[l] - r[t, l]))
-    return _assignment_objective(rho, logrho, base, mu_y, 1.0, nt_over_n, label_weight,
-                                 logG)
+    return _assignment_objective(rho[:K], logrho[:K], base[:K], mu_y[:K], 1.0, nt_over_n,
+                                 label_weight, logG)
 
 
 @njit(cache=True)
 def _zeta_objective(i, n, zeta_e, logz, base, mr, r, g, logG, label_weight, tmp):
     # zeta_e: n_e sum_t zeta_t (base_t - log zeta_t) and the label term (9) with
     # entry i's g replaced
-    _mix(zeta_e, r, tmp)
+    T = r.shape[0]  # (the buffers may be longer than T)
+    _mix(zeta_e[:T], r, tmp)
     for l in range(tmp.shape[0]):
         tmp[l] = logG[l] + n * (math.log(tmp[l]) - math.log(g[i, l]))
-    return _assignment_objective(zeta_e, logz, base, mr, n, n, label_weight, tmp)
+    return _assignment_objective(zeta_e[:T], logz[:T], base[:T], mr[:T], n, n, label_weight,
+                                 tmp)
 
 
 @njit(cache=True)
