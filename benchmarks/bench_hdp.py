@@ -66,11 +66,26 @@ def recovery(topic_word, share, block=8, n_topics=6):
     return float(min(tw[:, block * k:block * (k + 1)].sum(1).max() for k in range(n_topics)))
 
 
+def worst_hellinger(topic_word, share, block=8, n_topics=6):
+    """Worst bar's Hellinger distance to its closest used topic (0 = every bar found
+    exactly; issue 31's goal: <= 0.2)."""
+    used = np.flatnonzero(np.asarray(share) / np.sum(share) >= 0.01)
+    tw = topic_word[used] / topic_word[used].sum(1, keepdims=True)
+    worst = 0.0
+    for k in range(n_topics):
+        bar = np.zeros(topic_word.shape[1])
+        bar[block * k:block * (k + 1)] = 1.0 / block
+        worst = max(worst, float(np.min(np.sqrt(0.5 * ((np.sqrt(tw) - np.sqrt(bar)) ** 2)
+                                                .sum(1)))))
+    return worst
+
+
 def run_ours(X, Xte, K, T, max_iter, seed):
     t = time.perf_counter()
     m = HDP(K, doc_truncation=T, max_iter=max_iter, random_state=seed).fit(X)
     secs = time.perf_counter() - t
-    return m.n_topics_used_, recovery(m.topic_word_, m.topic_counts_), m.completion_perplexity(Xte), secs
+    return (m.n_topics_used_, recovery(m.topic_word_, m.topic_counts_),
+            worst_hellinger(m.topic_word_, m.topic_counts_), m.completion_perplexity(Xte), secs)
 
 
 def run_gensim(X, Xte, K, T, passes, seed):
@@ -89,7 +104,7 @@ def run_gensim(X, Xte, K, T, passes, seed):
     beta = beta[:, order]
     share = m.m_lambda_sum
     ppl = heldout_perplexity(beta, np.maximum(alpha, 1e-10), Xte)
-    return n_used(share), recovery(beta, share), ppl, secs
+    return n_used(share), recovery(beta, share), worst_hellinger(beta, share), ppl, secs
 
 
 def run_tomotopy(X, Xte, iters, seed, initial_k=2):
@@ -108,7 +123,8 @@ def run_tomotopy(X, Xte, iters, seed, initial_k=2):
         tw[i, cols] = m.get_topic_word_dist(k)
     counts = np.asarray(m.get_count_by_topics(), float)[live]
     prior = np.maximum(counts / counts.sum(), 1e-10)  # alpha_0 E[beta], alpha_0 = 1
-    return n_used(counts), recovery(tw, counts), heldout_perplexity(tw, prior, Xte), secs
+    return (n_used(counts), recovery(tw, counts), worst_hellinger(tw, counts),
+            heldout_perplexity(tw, prior, Xte), secs)
 
 
 # ---- classification (SupervisedHDP vs SupervisedLDA vs logistic regression) ----------
@@ -466,11 +482,12 @@ def topics(quick):
     print(f"planted bars: 6 topics over 48 words, {n_docs} train + {n_docs // 4} test documents "
           f"of {n_words} words, Dirichlet(0.3) proportions")
     print(f"settings: gamma=1 alpha0=1 eta=0.01, K={K} T={T}; ours batch max_iter={max_iter} "
-          f"(tol 1e-5, birth/merge/delete/split moves, word-cluster start: HDP's defaults "
+          f"(tol 1e-5, birth/merge/delete/purify/split moves, word-cluster start: HDP's defaults "
           f"otherwise); gensim {passes} "
           f"passes (chunksize 256, kappa 1, tau 64: its defaults); tomotopy {gibbs} Gibbs "
           f"sweeps, 1 worker, initial_k 2 (its default) and {K} (our truncation)")
-    print(f"{'seed':>4} {'model':<18} {'topics':>6} {'worst bar':>9} {'perplexity':>10} {'s':>7}")
+    print(f"{'seed':>4} {'model':<18} {'topics':>6} {'worst bar':>9} {'Hellinger':>9} "
+          f"{'perplexity':>10} {'s':>7}")
     for seed in seeds:
         X = bars(n_docs + n_docs // 4, n_words, seed=seed)
         Xtr, Xte = X[:n_docs], X[n_docs:]
@@ -478,12 +495,13 @@ def topics(quick):
                 ("gensim HdpModel", run_gensim(Xtr, Xte, K, T, passes, seed)),
                 ("tomotopy k0=2", run_tomotopy(Xtr, Xte, gibbs, seed)),
                 (f"tomotopy k0={K}", run_tomotopy(Xtr, Xte, gibbs, seed, initial_k=K))]
-        for name, (k, rec, ppl, s) in rows:
-            print(f"{seed:>4} {name:<18} {k:>6} {rec:>9.2f} {ppl:>10.2f} {s:>7.2f}")
+        for name, (k, rec, hel, ppl, s) in rows:
+            print(f"{seed:>4} {name:<18} {k:>6} {rec:>9.2f} {hel:>9.3f} {ppl:>10.2f} {s:>7.2f}",
+                  flush=True)
         ours = rows[0][1]
         for name, r in rows[1:]:
-            print(f"     ours/{name}: perplexity ratio {ours[2] / r[2]:.3f}, time ratio "
-                  f"{ours[3] / r[3]:.2f}")
+            print(f"     ours/{name}: perplexity ratio {ours[3] / r[3]:.3f}, time ratio "
+                  f"{ours[4] / r[4]:.2f}", flush=True)
 
 
 if __name__ == "__main__":

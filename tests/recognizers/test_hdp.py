@@ -115,6 +115,41 @@ def test_document_sticks_are_the_closed_form():
     np.testing.assert_allclose(bounds[0], expect, rtol=1e-9)
 
 
+def test_label_objectives_are_the_bound_terms_they_name():
+    # The supervised kernel's two line-search objectives (one shared kernel) against
+    # the label term (9) recomputed in numpy from g = zeta r after the change.
+    from recognizers.modelling.topics.hdp_core import _rho_objective, _zeta_objective
+    from scipy.special import logsumexp
+    rng = np.random.default_rng(0)
+    E, T, K, C = 5, 3, 4, 2
+    n = rng.integers(1, 4, E).astype(float)
+    zeta = rng.dirichlet(np.ones(T), E)
+    Ex = np.exp(rng.normal(size=(K, C)) / n.sum())
+    varphi = rng.dirichlet(np.ones(K), T)
+    r = varphi @ Ex
+    g = zeta @ r
+    logG = n @ np.log(g)
+    base_k, mu_y, lw = rng.normal(size=K), rng.normal(size=K), 0.7
+    rho = rng.dirichlet(np.ones(K))
+    t = 1
+    r_new = r.copy()
+    r_new[t] = rho @ Ex
+    expect = (np.sum(rho * (base_k - np.log(rho)))
+              + lw * (0.4 * mu_y @ rho - logsumexp(n @ np.log(zeta @ r_new))))
+    pad = lambda x: np.concatenate([x, np.full(3, 7.0)])  # noqa: E731  (buffers run long)
+    got = _rho_objective(0, E, t, n, zeta, pad(rho), pad(np.log(rho)), pad(base_k), mu_y, 0.4,
+                         Ex, g, r, lw, np.empty(C), np.empty(C))
+    np.testing.assert_allclose(got, expect, rtol=1e-12)
+    i, z_new, base_t, mr = 2, rng.dirichlet(np.ones(T)), rng.normal(size=T), rng.normal(size=T)
+    zeta_new = zeta.copy()
+    zeta_new[i] = z_new
+    expect = (n[i] * np.sum(z_new * (base_t - np.log(z_new)))
+              + lw * (n[i] * mr @ z_new - logsumexp(n @ np.log(zeta_new @ r))))
+    got = _zeta_objective(i, n[i], pad(z_new), pad(np.log(z_new)), pad(base_t), pad(mr), r, g,
+                          logG, lw, np.empty(C))
+    np.testing.assert_allclose(got, expect, rtol=1e-12)
+
+
 def test_online_partial_fit_learns_and_validates():
     X, _, _ = bars(120, 40, seed=4)
     m = HDP(10, doc_truncation=5, total_samples=120, random_state=0)

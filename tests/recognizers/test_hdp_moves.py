@@ -140,6 +140,26 @@ def test_a_kept_delete_reports_the_bound_from_scratch_and_a_refused_one_restores
     assert kept > 0 and refused > 0
 
 
+def test_a_kept_purify_reports_the_bound_from_scratch_and_a_refused_one_restores():
+    # words another used topic explains better leave each topic at once; kept only
+    # if the whole-corpus bound rises, else the state is as it was
+    kept = refused = 0
+    for seed in range(6):
+        m, M, varphi, zeta, bound = fitted_state(K=6, seed=seed)
+        before = m._snapshot(varphi, zeta)
+        new = m._purify_moves(M, varphi, zeta, bound, None)
+        if new is None:
+            refused += 1
+            np.testing.assert_array_equal(varphi, before[0])
+            np.testing.assert_array_equal(zeta, before[1])
+            np.testing.assert_array_equal(m.components_, before[2]["components_"])
+            continue
+        kept += 1
+        assert new > bound
+        np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta), rtol=1e-10)
+    assert kept > 0
+
+
 def blended_state(seed):
     """A model whose two biggest topics were joined into one blend (the second's slot
     left empty) and its document factors; the blend's bound."""

@@ -33,12 +33,12 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative, valida
 
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.topics.hdp_core import corpus_statistics as corpus_statistics_kernel
-from recognizers.modelling.topics.hdp_core import (doc_bound, doc_estep, doc_estep_labelled,
-                                                   join_document_topics, split_document_topics,
-                                                   varphi_without_topic)
-from recognizers.modelling.topics.hdp_moves import (merge_gains, neg_entropy, split_proposal,
+from recognizers.modelling.topics.hdp_core import doc_bound, doc_estep, doc_estep_labelled
+from recognizers.modelling.topics.hdp_moves import (join_document_topics, merge_gains,
+                                                    move_off_topic_words, neg_entropy,
+                                                    split_document_topics, split_proposal,
                                                     stick_merge_gains, stick_term, topic_log_b,
-                                                    update_merge_gains)
+                                                    update_merge_gains, varphi_without_topic)
 from recognizers.modelling.topics.perplexity import heldout_perplexity
 
 __all__ = ["HDP"]
@@ -244,6 +244,7 @@ class HDP(TransformerMixin, BaseEstimator):
         self.n_documents_seen_ = 0
         self.n_batches_ = 0
         self.bound_ = np.zeros(0)
+        self._forget_failed_moves()
 
     def _elogs(self):
         return (dirichlet.expected_log(self.components_),
@@ -299,7 +300,7 @@ class HDP(TransformerMixin, BaseEstimator):
                                                               self.corpus_concentration)
 
     def _set_globals(self, sstats, counts, scale=1.0, rho=1.0):
-        eta, gamma = self.topic_word_prior, self.corpus_concentration
+        eta = self.topic_word_prior
         self.components_ = (1 - rho) * self.components_ + rho * (eta + scale * sstats)
         self.stick_counts_ = (1 - rho) * self.stick_counts_ + rho * scale * counts
         self.topic_counts_ = (self.components_.sum(1) - eta * self.components_.shape[1])
@@ -358,7 +359,7 @@ class HDP(TransformerMixin, BaseEstimator):
         varphi, zeta = self._fresh_local(M, rng)
         bounds = []
         last_moves = -self._MOVE_GAP
-        self._failed_births = 0
+        self._forget_failed_moves()
         for it in range(self.max_iter):
             sstats, counts, doc_bounds = self._estep(M, varphi, zeta, it == 0, labels)
             self._set_globals(sstats, counts)
@@ -394,7 +395,10 @@ class HDP(TransformerMixin, BaseEstimator):
     _BIRTH_DOCS = 0.3             # birth targets: this share of the documents (>= 5)
     _BIRTH_SWEEPS = 3
     _BIRTH_TOPICS = 4
-    _JOIN_TRIES = 5
+    _JOIN_TRIES = 5               # merges tried with joined document topics and sweeps
+    _MERGE_SWEEPS = 3
+    _PURIFY_TRIES = 3             # purifies tried per round, most off-topic words first
+    _PURIFY_SWEEPS = 3
     _SPLIT_TRIES = 4              # splits tried per round, best proposal first
     _SPLIT_SWEEPS = 3
 
@@ -403,13 +407,21 @@ class HDP(TransformerMixin, BaseEstimator):
         2015), each kept only if the whole-corpus bound rises; every kept move appends
         its bound to ``bounds``.  Returns whether any move was kept."""
         kept = False
-        for move in (self._merge_moves, self._delete_moves, self._split_moves,
-                     self._birth_move, self._sort_move):
+        for move in (self._merge_moves, self._delete_moves, self._purify_moves,
+                     self._split_moves, self._birth_move, self._sort_move):
             new = move(M, varphi, zeta, bounds[-1], labels, doc_bounds)
             if new is not None:
                 bounds.append(new)
                 kept = True
+                if move != self._sort_move:  # the state changed: failed moves may pay now
+                    self._forget_failed_moves()
         return kept
+
+    def _forget_failed_moves(self) -> None:
+        """Moves that failed are not tried again until some move is kept."""
+        self._failed_births = 0
+        self._failed_deletes, self._failed_splits = set(), set()
+        self._failed_merges, self._failed_purifies = set(), set()
 
     def _snapshot(self, varphi, zeta):
         names = [n for n in ("components_", "stick_counts_", "topic_counts_", "stick_a_",
@@ -478,6 +490,8 @@ class HDP(TransformerMixin, BaseEstimator):
             used = self.topic_counts_ >= self._DELETE_SHARE[0] * self.topic_counts_.sum()
             gains[~used, :] = -np.inf
             gains[:, ~used] = -np.inf
+            for i, j in self._failed_merges:
+                gains[i, j] = -np.inf
             flat = np.argsort(gains, axis=None)[::-1][:self._JOIN_TRIES]
             for i, j in zip(*np.unravel_index(flat, gains.shape)):
                 if not np.isfinite(gains[i, j]):
@@ -486,13 +500,18 @@ class HDP(TransformerMixin, BaseEstimator):
                                     [(int(i), int(j))], join=True)
                 if tried is not None:
                     new = tried
+                    self._failed_merges = set()
                     break  # indices changed; the next round re-scores
+                self._failed_merges.add((int(i), int(j)))
         return new
 
     def _merge(self, M, varphi, zeta, bound, labels, pairs, join=False):
         """Merge topic j into topic i for each ``(i, j)`` of ``pairs`` in turn; keep the
-        result if its bound, recomputed from scratch, beats ``bound``.  Returns the new
-        bound, or None (state unchanged)."""
+        result if its bound, recomputed from scratch, beats ``bound``.  With ``join``,
+        each document joins its document topics on i and the documents take
+        ``_MERGE_SWEEPS`` sweeps first (a merge of two halves of one theme often pays
+        only once the documents' words settle).  Returns the new bound, or None (state
+        unchanged)."""
         snapshot = self._snapshot(varphi, zeta)
         for i, j in pairs:
             varphi[:, :, i] += varphi[:, :, j]
@@ -503,6 +522,9 @@ class HDP(TransformerMixin, BaseEstimator):
                 self.coef_[:, j] = 0.0
             if join:
                 join_document_topics(M.indptr, M.data.astype(np.float64), varphi, zeta, i)
+        if join:
+            return self._resweep_and_keep(M, varphi, zeta, labels, bound, snapshot,
+                                          self._MERGE_SWEEPS)
         new = self._globals_from_locals(M, varphi, zeta, labels)
         if new > bound:
             return new
@@ -515,7 +537,7 @@ class HDP(TransformerMixin, BaseEstimator):
         share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
         lo, hi = self._DELETE_SHARE
         # (a topic whose delete failed is not tried again until some move is kept)
-        failed = getattr(self, "_failed_deletes", set())
+        failed = self._failed_deletes
         candidates = [k for k in np.argsort(share) if lo <= share[k] < hi and k not in failed]
         new_bound = None
         for j in candidates[:self._DELETE_TRIES]:
@@ -530,7 +552,7 @@ class HDP(TransformerMixin, BaseEstimator):
 
     def _delete_move(self, M, varphi, zeta, bound, labels, j):
         """Delete topic j: every document topic mapped to it moves to its best other
-        topics (:func:`hdp_core.varphi_without_topic`), the corpus factors follow and
+        topics (:func:`hdp_moves.varphi_without_topic`), the corpus factors follow and
         the documents take ``_DELETE_SWEEPS`` sweeps without topic j.
         Kept only if the bound rises: returns the new bound, or None (state unchanged;
         deleting an empty topic changes nothing)."""
@@ -545,6 +567,42 @@ class HDP(TransformerMixin, BaseEstimator):
         return self._resweep_and_keep(M, varphi, zeta, labels, bound, snapshot,
                                       self._DELETE_SWEEPS, forbid=j)
 
+    def _purify_moves(self, M, varphi, zeta, bound, labels, doc_bounds=None):
+        """Try purifying the used topics with the most words that another used topic
+        explains better (:func:`hdp_moves.move_off_topic_words`), most first: those
+        words move to the documents' topics of their themes, the documents take
+        ``_PURIFY_SWEEPS`` sweeps, and each purify is kept only if the whole-corpus
+        bound rises.  Returns the bound after the kept purifies, or None."""
+        share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
+        used = share >= 0.01
+        if used.sum() < 2:
+            return None
+        elog_phi = self._elogs()[0]
+        rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
+        owned = M.data[:, None] * np.einsum("et,etk->ek", zeta, varphi[rows])
+        own_score = elog_phi[:, M.indices].T                         # (nnz, K)
+        best_other = np.where(used, own_score, -np.inf)
+        off = np.zeros(self.n_components)
+        for k in np.flatnonzero(used):
+            others = np.delete(best_other, k, axis=1).max(1)
+            off[k] = owned[others > own_score[:, k], k].sum()
+        order = [k for k in np.argsort(-off) if off[k] >= 1.0 and used[k]
+                 and k not in self._failed_purifies]
+        new_bound = None
+        n = M.data.astype(np.float64)
+        for k in order[:self._PURIFY_TRIES]:
+            snapshot = self._snapshot(varphi, zeta)
+            move_off_topic_words(M.indptr, M.indices, n, self._elogs()[0], zeta, varphi,
+                                 int(k), used)
+            new = self._resweep_and_keep(M, varphi, zeta, labels, bound, snapshot,
+                                         self._PURIFY_SWEEPS)
+            if new is None:
+                self._failed_purifies.add(int(k))
+            else:
+                bound = new_bound = new
+                self._failed_purifies = set()
+        return new_bound
+
     def _split_moves(self, M, varphi, zeta, bound, labels, doc_bounds=None):
         """Try splitting the used topics whose words a two-topic model explains best
         (:func:`hdp_moves.split_proposal`'s gain), best first, into free slots; returns
@@ -552,7 +610,7 @@ class HDP(TransformerMixin, BaseEstimator):
         tried again until some move is kept."""
         share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
         free = list(np.flatnonzero(share < self._DELETE_SHARE[0]))
-        failed = getattr(self, "_failed_splits", set())
+        failed = self._failed_splits
         candidates = [k for k in np.flatnonzero(share >= 0.01) if k not in failed]
         if not free or not candidates:
             return None
@@ -589,7 +647,7 @@ class HDP(TransformerMixin, BaseEstimator):
     def _split_move(self, M, varphi, zeta, bound, labels, k, k2, part):
         """Split topic k into k and the empty topic k2: each document topic on k hands
         the ``part`` (nnz,) share of its words to a free document topic mapped to k2
-        (:func:`hdp_core.split_document_topics`), the corpus factors follow and the
+        (:func:`hdp_moves.split_document_topics`), the corpus factors follow and the
         documents take ``_SPLIT_SWEEPS`` sweeps.  Kept only if the bound rises:
         returns the new bound, or None (state unchanged)."""
         snapshot = self._snapshot(varphi, zeta)

@@ -19,8 +19,7 @@ from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.topics.lda_core import _digamma
 
 __all__ = ["doc_bound", "doc_estep", "doc_estep_labelled", "label_value_grad",
-           "corpus_statistics", "varphi_without_topic", "join_document_topics",
-           "split_document_topics"]
+           "corpus_statistics"]
 
 
 @njit(cache=True)
@@ -171,50 +170,65 @@ def _lse(x):
 
 
 @njit(cache=True)
-def _rho_objective(lo, hi, t, counts, zeta, rho, logrho, base, mu_y, nt_over_n, Ex, g, r,
-                   label_weight, rnew, logG):
-    # the terms of L that depend on varphi_t (= rho): the HDP part
-    # sum_k rho_k (base_k - log rho_k) and the label term (9) with g updated for rho
-    K = rho.shape[0]
-    C = Ex.shape[1]
-    f = 0.0
-    lin = 0.0
-    for k in range(K):
-        f += rho[k] * (base[k] - logrho[k])
-        lin += mu_y[k] * rho[k]
+def _mix(x, R, out):
+    # out_l = sum_i x_i R_il: a document topic's (or word's) label factors
+    C = R.shape[1]
     for l in range(C):
         s = 0.0
-        for k in range(K):
-            s += rho[k] * Ex[k, l]
-        rnew[l] = s
-        logG[l] = 0.0
-    for e in range(lo, hi):
-        for l in range(C):
-            logG[l] += counts[e] * math.log(g[e - lo, l] + zeta[e, t] * (rnew[l] - r[t, l]))
-    return f + label_weight * (lin * nt_over_n - _lse(logG))
+        for i in range(x.shape[0]):
+            s += x[i] * R[i, l]
+        out[l] = s
 
 
 @njit(cache=True)
-def _zeta_objective(i, n, zeta_e, logz, base, mr, r, g, logG, label_weight, gnew, tmp):
-    # the terms of L that depend on zeta_e: n_e sum_t zeta_t (base_t - log zeta_t) and
-    # the label term (9) with entry i's g replaced
-    T, C = r.shape
+def _assignment_objective(x, logx, base, lin, entropy_scale, lin_scale, label_weight,
+                          logG):
+    """The terms of the bound that depend on one assignment row ``x`` (a document
+    topic's map varphi_t, or a word's zeta_e), shared by both label-aware updates:
+
+        entropy_scale sum_i x_i (base_i - log x_i)
+            + label_weight (lin_scale sum_i x_i lin_i - log sum_l exp(logG_l))
+
+    with ``logG`` the label term's class scores after the change of ``x``."""
     f = 0.0
-    lin = 0.0
-    for t in range(T):
-        f += zeta_e[t] * (base[t] - logz[t])
-        lin += zeta_e[t] * mr[t]
-    for l in range(C):
-        s = 0.0
-        for t in range(T):
-            s += zeta_e[t] * r[t, l]
-        tmp[l] = logG[l] + n * (math.log(s) - math.log(g[i, l]))
-    return n * f + label_weight * (n * lin - _lse(tmp))
+    linear = 0.0
+    for i in range(x.shape[0]):
+        f += x[i] * (base[i] - logx[i])
+        linear += x[i] * lin[i]
+    return entropy_scale * f + label_weight * (lin_scale * linear - _lse(logG))
+
+
+@njit(cache=True)
+def _rho_objective(lo, hi, t, counts, zeta, rho, logrho, base, mu_y, nt_over_n, Ex, g, r,
+                   label_weight, rnew, logG):
+    # varphi_t = rho: the HDP part sum_k rho_k (base_k - log rho_k) and the label term
+    # (9), whose g_el moves by zeta_et (rnew_l - r_tl) for every word of the document
+    K = Ex.shape[0]  # (the buffers may be longer than K)
+    _mix(rho[:K], Ex, rnew)
+    for l in range(rnew.shape[0]):
+        logG[l] = 0.0
+    for e in range(lo, hi):
+        for l in range(rnew.shape[0]):
+            logG[l] += counts[e] * math.log(g[e - lo, l] + zeta[e, t] * (rnew[l] - r[t, l]))
+    return _assignment_objective(rho[:K], logrho[:K], base[:K], mu_y[:K], 1.0, nt_over_n,
+                                 label_weight, logG)
+
+
+@njit(cache=True)
+def _zeta_objective(i, n, zeta_e, logz, base, mr, r, g, logG, label_weight, tmp):
+    # zeta_e: n_e sum_t zeta_t (base_t - log zeta_t) and the label term (9) with
+    # entry i's g replaced
+    T = r.shape[0]  # (the buffers may be longer than T)
+    _mix(zeta_e[:T], r, tmp)
+    for l in range(tmp.shape[0]):
+        tmp[l] = logG[l] + n * (math.log(tmp[l]) - math.log(g[i, l]))
+    return _assignment_objective(zeta_e[:T], logz[:T], base[:T], mr[:T], n, n, label_weight,
+                                 tmp)
 
 
 @njit(cache=True)
 def _labelled_assignment_step(e, lo, count, assign, row, base, mr, r, g, logG, w,
-                              label_weight, lold, cand, prob, best, gnew, tmp):
+                              label_weight, lold, cand, prob, best, tmp):
     """One word's label-aware update of its assignment row ``assign[e]`` (zeta in the
     supervised HDP, phi in sLDA), shared by both kernels.
 
@@ -233,7 +247,7 @@ def _labelled_assignment_step(e, lo, count, assign, row, base, mr, r, g, logG, w
     for t in range(n):
         lold[t] = math.log(max(assign[e, t], 1e-300))
     f_old = _zeta_objective(e - lo, count, assign[e], lold, base, mr, r, g, logG,
-                            label_weight, gnew, tmp)
+                            label_weight, tmp)
     step = 1.0
     f_best = -np.inf
     for attempt in range(12):
@@ -244,7 +258,7 @@ def _labelled_assignment_step(e, lo, count, assign, row, base, mr, r, g, logG, w
         for t in range(n):
             prob[t] = math.exp(cand[t])
         f_new = _zeta_objective(e - lo, count, prob, cand, base, mr, r, g, logG,
-                                label_weight, gnew, tmp)
+                                label_weight, tmp)
         if f_new <= f_best + 1e-12 * (1.0 + abs(f_best)):
             break
         f_best = f_new
@@ -522,7 +536,7 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                     continue
                 _labelled_assignment_step(e, lo, counts[e], zeta, row, base, mr, r, g,
                                           logG, w, label_weight, lold, cand, prob, best,
-                                          rnew, tmp)
+                                          tmp)
             for t in range(T):
                 s = 0.0
                 for e in range(lo, hi):
@@ -623,189 +637,3 @@ def corpus_statistics(indptr, indices, counts, varphi, zeta, sstats, topic_count
                 for t in range(T):
                     s += zeta[e, t] * varphi[d, t, k]
                 sstats[k, w] += counts[e] * s
-
-
-@njit(cache=True)
-def varphi_without_topic(indptr, indices, counts, elog_phi, elog_beta, zeta, varphi, j):
-    """Delete move's proposal, in place: corpus topic ``j`` loses every document topic.
-
-    First, in each document, the words of each document topic mapped mostly to ``j``
-    move word by word to the best other corpus topic ``k`` (highest
-    ``E[log phi_k,w] + log(0.5 + N_dk)``, ``N_dk`` the document's words on ``k``
-    outside ``j``): to the document topic mapped to ``k`` if there is one, else to a
-    free document topic, which is mapped to ``k``.  A blended topic's words thus
-    split across the document's themes, which no single document topic could do.
-    Then every document topic still mapped to ``j`` with positive probability gets
-    the optimal map over the other topics,
-    ``varphi_tk ∝ exp(E[log beta_k] + sum_e n_e zeta_et E[log phi_k,w_e])``, k != j, and
-    ``varphi_tj = 0``.  Rows with ``varphi_tj = 0`` are left as they are (so deleting an
-    empty topic changes nothing).  Returns the number of rows changed."""
-    D, T, K = varphi.shape
-    row = np.empty(K)
-    Ndk = np.empty(K)
-    Nt = np.empty(T)
-    holder = np.empty(K, np.int64)
-    changed = 0
-    for d in range(D):
-        lo, hi = indptr[d], indptr[d + 1]
-        # each other corpus topic's words in this document and its document topic
-        for k in range(K):
-            Ndk[k] = 0.0
-            holder[k] = -1
-        on_j = False
-        for t in range(T):
-            s = 0.0
-            for e in range(lo, hi):
-                s += counts[e] * zeta[e, t]
-            Nt[t] = s
-            m = 0
-            for k in range(K):
-                if varphi[d, t, k] > varphi[d, t, m]:
-                    m = k
-            if m == j and varphi[d, t, j] > 0.5:
-                on_j = True
-                continue
-            for k in range(K):
-                Ndk[k] += s * varphi[d, t, k]
-            if s > 0.0 and (holder[m] < 0 or s > Nt[holder[m]]):
-                holder[m] = t
-        if not on_j:
-            continue
-        for t in range(T):
-            m = 0
-            for k in range(K):
-                if varphi[d, t, k] > varphi[d, t, m]:
-                    m = k
-            if m != j or varphi[d, t, j] <= 0.5 or Nt[t] <= 0.0:
-                continue
-            for e in range(lo, hi):
-                if zeta[e, t] <= 0.0:
-                    continue
-                best = -1
-                for k in range(K):
-                    if k == j:
-                        continue
-                    row[k] = elog_phi[k, indices[e]] + math.log(0.5 + Ndk[k])
-                    if best < 0 or row[k] > row[best]:
-                        best = k
-                u = holder[best]
-                if u < 0:  # a free document topic (no words) takes topic best
-                    for v in range(T):
-                        if Nt[v] <= 0.0 and v != t:
-                            u = v
-                            break
-                    if u < 0:
-                        continue  # no free document topic: the word stays
-                    holder[best] = u
-                    for k in range(K):
-                        varphi[d, u, k] = 0.0
-                    varphi[d, u, best] = 1.0
-                moved = zeta[e, t]
-                zeta[e, u] += moved
-                zeta[e, t] = 0.0
-                Nt[u] += counts[e] * moved
-                Nt[t] -= counts[e] * moved
-        for t in range(T):
-            if varphi[d, t, j] <= 0.0:
-                continue
-            changed += 1
-            for k in range(K):
-                s = elog_beta[k]
-                for e in range(lo, hi):
-                    s += counts[e] * zeta[e, t] * elog_phi[k, indices[e]]
-                row[k] = s
-            row[j] = -np.inf
-            _normalise_inplace(row)
-            for k in range(K):
-                varphi[d, t, k] = math.exp(row[k])
-            varphi[d, t, j] = 0.0
-    return changed
-
-
-@njit(cache=True)
-def join_document_topics(indptr, counts, varphi, zeta, k):
-    """After corpus topics merged into ``k``: in each document, the document topics
-    mapped mostly to ``k`` hand their words (zeta) to the biggest of them, in place.
-    Without it, a document that kept two halves of a topic in two document topics
-    pays for both sticks and the merge looks worse than it is.  Returns the number
-    of document topics emptied."""
-    D, T, K = varphi.shape
-    joined = 0
-    Nt = np.empty(T)
-    for d in range(D):
-        lo, hi = indptr[d], indptr[d + 1]
-        best = -1
-        for t in range(T):
-            s = 0.0
-            for e in range(lo, hi):
-                s += counts[e] * zeta[e, t]
-            Nt[t] = s
-            mapped = 0
-            for m in range(K):
-                if varphi[d, t, m] > varphi[d, t, mapped]:
-                    mapped = m
-            if mapped != k:
-                Nt[t] = -1.0
-            elif best < 0 or s > Nt[best]:
-                best = t
-        if best < 0:
-            continue
-        for t in range(T):
-            if t == best or Nt[t] < 0.0:
-                continue
-            joined += 1
-            for e in range(lo, hi):
-                zeta[e, best] += zeta[e, t]
-                zeta[e, t] = 0.0
-    return joined
-
-
-@njit(cache=True)
-def split_document_topics(indptr, counts, varphi, zeta, k, k2, share):
-    """Split move's proposal, in place: corpus topic ``k`` splits into ``k`` and ``k2``.
-
-    In each document, every document topic ``t`` mapped mostly to ``k`` hands the
-    ``share[e]`` part of each word entry's assignment to the document's least used
-    other document topic ``u`` if that is nearly empty (under 1 % of the words),
-    which takes ``t``'s map with the mass on ``k`` moved to ``k2``; ``share`` (nnz,)
-    is each entry's responsibility of the new sub-topic.  Returns the number of
-    document topics split."""
-    D, T, K = varphi.shape
-    Nt = np.empty(T)
-    taken = np.zeros(T, np.bool_)
-    split = 0
-    for d in range(D):
-        lo, hi = indptr[d], indptr[d + 1]
-        for t in range(T):
-            s = 0.0
-            for e in range(lo, hi):
-                s += counts[e] * zeta[e, t]
-            Nt[t] = s
-            mapped = 0
-            for m in range(K):
-                if varphi[d, t, m] > varphi[d, t, mapped]:
-                    mapped = m
-            taken[t] = mapped == k  # (topics on k are split, not reused)
-        for t in range(T):
-            if not taken[t] or Nt[t] <= 0.0:
-                continue
-            u = -1
-            for v in range(T):
-                if not taken[v] and (u < 0 or Nt[v] < Nt[u]):
-                    u = v
-            total = 0.0
-            for v in range(T):
-                total += Nt[v]
-            if u < 0 or Nt[u] > 0.01 * total:
-                break  # every document topic is in use
-            taken[u] = True
-            split += 1
-            for e in range(lo, hi):
-                moved = zeta[e, t] * share[e]
-                zeta[e, t] -= moved
-                zeta[e, u] += moved
-            for m in range(K):
-                varphi[d, u, m] = varphi[d, t, m]
-            varphi[d, u, k2] += varphi[d, u, k]
-            varphi[d, u, k] = 0.0
-    return split

@@ -1,4 +1,5 @@
-"""Exact bound changes of merge and reorder moves in the batch variational HDP.
+"""The batch variational HDP's moves: exact bound changes of merges and reorders, and
+the proposals of deletes, purifies, splits and joined merges.
 
 Coordinate ascent cannot join two copies of one topic, nor empty a junk topic: every
 small step from such a state lowers the bound.  Hughes, Kim & Sudderth's memoized
@@ -34,8 +35,11 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.special import digamma, gammaln
 
+from recognizers.modelling.chain import _normalise_inplace
+
 __all__ = ["topic_log_b", "neg_entropy", "stick_term", "merge_gains", "update_merge_gains",
-           "stick_merge_gains", "split_proposal"]
+           "stick_merge_gains", "split_proposal", "varphi_without_topic", "move_off_topic_words",
+           "join_document_topics", "split_document_topics"]
 
 
 @njit(cache=True)
@@ -227,3 +231,231 @@ def split_proposal(rows, words, owned, n_docs, n_words, eta, alpha, seed, n_iter
            - _dirichlet_kl(gam, alpha) - _dirichlet_kl(lam, eta))
     small = int(np.argmin(lam.sum(1)))
     return r[:, small].copy(), two - one
+
+
+@njit(cache=True)
+def _reassign_words(lo, hi, d, indices, counts, elog_phi, zeta, varphi, j, targets,
+                    keep_better, row, Ndk, Nt, holder):
+    """Document d's words on its document topics mapped mostly to corpus topic ``j``
+    move word by word to the best corpus topic ``k`` among ``targets`` (highest
+    ``E[log phi_k,w] + log(0.5 + N_dk)``, ``N_dk`` the document's words on ``k``
+    outside ``j``): to the document topic holding ``k`` if there is one, else to a
+    free document topic, which is mapped to ``k``.  With ``keep_better`` a word stays
+    where ``j`` explains it at least as well (``E[log phi_j,w] >= E[log phi_k,w]``).
+    Leaves Nt (T,) the document topics' words; returns whether any document topic
+    is mapped mostly to ``j``."""
+    T, K = varphi.shape[1], varphi.shape[2]
+    for k in range(K):
+        Ndk[k] = 0.0
+        holder[k] = -1
+    on_j = False
+    for t in range(T):
+        s = 0.0
+        for e in range(lo, hi):
+            s += counts[e] * zeta[e, t]
+        Nt[t] = s
+        m = 0
+        for k in range(K):
+            if varphi[d, t, k] > varphi[d, t, m]:
+                m = k
+        if m == j and varphi[d, t, j] > 0.5:
+            on_j = True
+            continue
+        for k in range(K):
+            Ndk[k] += s * varphi[d, t, k]
+        if s > 0.0 and (holder[m] < 0 or s > Nt[holder[m]]):
+            holder[m] = t
+    if not on_j:
+        return False
+    for t in range(T):
+        m = 0
+        for k in range(K):
+            if varphi[d, t, k] > varphi[d, t, m]:
+                m = k
+        if m != j or varphi[d, t, j] <= 0.5 or Nt[t] <= 0.0:
+            continue
+        for e in range(lo, hi):
+            if zeta[e, t] <= 0.0:
+                continue
+            best = -1
+            for k in range(K):
+                if k == j or not targets[k]:
+                    continue
+                row[k] = elog_phi[k, indices[e]] + math.log(0.5 + Ndk[k])
+                if best < 0 or row[k] > row[best]:
+                    best = k
+            if best < 0 or (keep_better
+                            and elog_phi[j, indices[e]] >= elog_phi[best, indices[e]]):
+                continue
+            u = holder[best]
+            if u < 0:  # a free document topic (no words) takes topic best
+                for v in range(T):
+                    if Nt[v] <= 0.0 and v != t:
+                        u = v
+                        break
+                if u < 0:
+                    continue  # no free document topic: the word stays
+                holder[best] = u
+                for k in range(K):
+                    varphi[d, u, k] = 0.0
+                varphi[d, u, best] = 1.0
+            moved = zeta[e, t]
+            zeta[e, u] += moved
+            zeta[e, t] = 0.0
+            Nt[u] += counts[e] * moved
+            Nt[t] -= counts[e] * moved
+    return True
+
+
+@njit(cache=True)
+def move_off_topic_words(indptr, indices, counts, elog_phi, zeta, varphi, j, targets):
+    """Purify move's proposal, in place: the words on document topics mapped mostly to
+    corpus topic ``j`` that another topic among ``targets`` (K,) bool explains better
+    (``E[log phi_k,w] > E[log phi_j,w]``) move to the document's topic of that theme
+    (:func:`_reassign_words`).  A topic contaminated by a little of every theme is a
+    fixed point of coordinate ascent: in each document, opening a document topic for
+    a few off-theme words costs more stick than the contaminated topic charges them;
+    only all documents moving at once, and the topic then losing the contamination,
+    pays.  Returns the number of document topics mapped to ``j`` (0: no proposal)."""
+    D, T, K = varphi.shape
+    row = np.empty(K)
+    Ndk = np.empty(K)
+    Nt = np.empty(T)
+    holder = np.empty(K, np.int64)
+    touched = 0
+    for d in range(D):
+        if _reassign_words(indptr[d], indptr[d + 1], d, indices, counts, elog_phi, zeta,
+                           varphi, j, targets, True, row, Ndk, Nt, holder):
+            touched += 1
+    return touched
+
+
+@njit(cache=True)
+def varphi_without_topic(indptr, indices, counts, elog_phi, elog_beta, zeta, varphi, j):
+    """Delete move's proposal, in place: corpus topic ``j`` loses every document topic.
+
+    First, in each document, the words of each document topic mapped mostly to ``j``
+    move word by word to the best other corpus topic (:func:`_reassign_words`), so a
+    blended topic's words split across the document's themes, which no single
+    document topic could do.
+    Then every document topic still mapped to ``j`` with positive probability gets
+    the optimal map over the other topics,
+    ``varphi_tk ∝ exp(E[log beta_k] + sum_e n_e zeta_et E[log phi_k,w_e])``, k != j, and
+    ``varphi_tj = 0``.  Rows with ``varphi_tj = 0`` are left as they are (so deleting an
+    empty topic changes nothing).  Returns the number of rows changed."""
+    D, T, K = varphi.shape
+    row = np.empty(K)
+    Ndk = np.empty(K)
+    Nt = np.empty(T)
+    holder = np.empty(K, np.int64)
+    targets = np.ones(K, np.bool_)
+    changed = 0
+    for d in range(D):
+        lo, hi = indptr[d], indptr[d + 1]
+        if not _reassign_words(lo, hi, d, indices, counts, elog_phi, zeta, varphi, j,
+                               targets, False, row, Ndk, Nt, holder):
+            continue
+        for t in range(T):
+            if varphi[d, t, j] <= 0.0:
+                continue
+            changed += 1
+            for k in range(K):
+                s = elog_beta[k]
+                for e in range(lo, hi):
+                    s += counts[e] * zeta[e, t] * elog_phi[k, indices[e]]
+                row[k] = s
+            row[j] = -np.inf
+            _normalise_inplace(row)
+            for k in range(K):
+                varphi[d, t, k] = math.exp(row[k])
+            varphi[d, t, j] = 0.0
+    return changed
+
+
+@njit(cache=True)
+def join_document_topics(indptr, counts, varphi, zeta, k):
+    """After corpus topics merged into ``k``: in each document, the document topics
+    mapped mostly to ``k`` hand their words (zeta) to the biggest of them, in place.
+    Without it, a document that kept two halves of a topic in two document topics
+    pays for both sticks and the merge looks worse than it is.  Returns the number
+    of document topics emptied."""
+    D, T, K = varphi.shape
+    joined = 0
+    Nt = np.empty(T)
+    for d in range(D):
+        lo, hi = indptr[d], indptr[d + 1]
+        best = -1
+        for t in range(T):
+            s = 0.0
+            for e in range(lo, hi):
+                s += counts[e] * zeta[e, t]
+            Nt[t] = s
+            mapped = 0
+            for m in range(K):
+                if varphi[d, t, m] > varphi[d, t, mapped]:
+                    mapped = m
+            if mapped != k:
+                Nt[t] = -1.0
+            elif best < 0 or s > Nt[best]:
+                best = t
+        if best < 0:
+            continue
+        for t in range(T):
+            if t == best or Nt[t] < 0.0:
+                continue
+            joined += 1
+            for e in range(lo, hi):
+                zeta[e, best] += zeta[e, t]
+                zeta[e, t] = 0.0
+    return joined
+
+
+@njit(cache=True)
+def split_document_topics(indptr, counts, varphi, zeta, k, k2, share):
+    """Split move's proposal, in place: corpus topic ``k`` splits into ``k`` and ``k2``.
+
+    In each document, every document topic ``t`` mapped mostly to ``k`` hands the
+    ``share[e]`` part of each word entry's assignment to the document's least used
+    other document topic ``u`` if that is nearly empty (under 1 % of the words),
+    which takes ``t``'s map with the mass on ``k`` moved to ``k2``; ``share`` (nnz,)
+    is each entry's responsibility of the new sub-topic.  Returns the number of
+    document topics split."""
+    D, T, K = varphi.shape
+    Nt = np.empty(T)
+    taken = np.zeros(T, np.bool_)
+    split = 0
+    for d in range(D):
+        lo, hi = indptr[d], indptr[d + 1]
+        for t in range(T):
+            s = 0.0
+            for e in range(lo, hi):
+                s += counts[e] * zeta[e, t]
+            Nt[t] = s
+            mapped = 0
+            for m in range(K):
+                if varphi[d, t, m] > varphi[d, t, mapped]:
+                    mapped = m
+            taken[t] = mapped == k  # (topics on k are split, not reused)
+        for t in range(T):
+            if not taken[t] or Nt[t] <= 0.0:
+                continue
+            u = -1
+            for v in range(T):
+                if not taken[v] and (u < 0 or Nt[v] < Nt[u]):
+                    u = v
+            total = 0.0
+            for v in range(T):
+                total += Nt[v]
+            if u < 0 or Nt[u] > 0.01 * total:
+                break  # every document topic is in use
+            taken[u] = True
+            split += 1
+            for e in range(lo, hi):
+                moved = zeta[e, t] * share[e]
+                zeta[e, t] -= moved
+                zeta[e, u] += moved
+            for m in range(K):
+                varphi[d, u, m] = varphi[d, t, m]
+            varphi[d, u, k2] += varphi[d, u, k]
+            varphi[d, u, k] = 0.0
+    return split

@@ -119,7 +119,7 @@ def slda_estep(indptr, indices, counts, elog_beta, alpha, phi, gamma, fresh, max
                         phi[e, k] = math.exp(row[k])
                     continue
                 _labelled_assignment_step(e, lo, counts[e], phi, row, base, mr, Ex, g, logG,
-                                          w, label_weight, lold, cand, prob, best, tmp, tmp)
+                                          w, label_weight, lold, cand, prob, best, tmp)
             change = 0.0
             for k in range(K):
                 s = alpha[k]
