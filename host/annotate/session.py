@@ -65,7 +65,7 @@ class AnnotationSession:
 
     def __init__(self, path, videos=(), video_max_width: int | None = 960) -> None:
         self.path = os.fspath(path)
-        self.recording = open_recording(self.path)
+        self.recording = open_recording(self.path, untrusted=True)  # a file from outside
         rec = self.recording
         if len(rec.time_s) == 0:
             raise UserError("%s: the recording holds no samples to annotate" % self.path)

@@ -21,7 +21,7 @@ from host.simulate import SYNC_TAP_EVENT
 
 
 def recording_scene(path) -> SessionScene:
-    rec = open_recording(path)
+    rec = open_recording(path, untrusted=True)  # the user's FILE argument
     if len(rec.time_s) == 0:
         raise UserError("%s: the recording holds no samples" % path)
     cal = recording_calibration(rec)

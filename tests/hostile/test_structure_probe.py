@@ -190,3 +190,15 @@ def test_commands_on_many_recordings_refuse_the_file_in_one_line_and_exit_2(
     assert "cannot read %s: reading its structure (%s)" % (hostile, L.LOG) in lines[0]
     assert int(self_kb) < HUGE // 1024 // 2 and int(children_kb) < HUGE // 1024 // 2
     assert not (tmp_path / "model.npz").exists()
+
+
+def test_the_annotator_probes_the_file_it_opens(hostile):
+    """`walkerlab annotate FILE` opens a file from outside: its structure is read in the
+    probe's child first, so the damaged string is one line, not a 1.3 GB allocation."""
+    from host.annotate.session import AnnotationSession
+
+    with pytest.raises(RecordingFormatError) as info:
+        AnnotationSession(hostile)
+    message = str(info.value)
+    assert "\n" not in message
+    assert "cannot read %s: reading its structure (%s)" % (hostile, L.LOG) in message
