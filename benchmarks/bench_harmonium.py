@@ -19,12 +19,9 @@
 from __future__ import annotations
 
 import argparse
-import io
 import os
-import pickle
 import sys
 import time
-import zlib
 
 import numpy as np
 
@@ -41,19 +38,7 @@ from recognizers.modelling.harmonium import harmonium_core as core  # noqa: E402
 
 from recognizers.modelling import LDA  # noqa: E402
 
-
-def load_mini_newsgroup():
-    """gensim's test corpus: 200 posts, two classes (docs/../datasets.md).  The file is a
-    Python-2 pickle of an old sklearn Bunch; only ``dict`` is substituted for ``Bunch``."""
-    from gensim.test.utils import datapath
-
-    class _Unpickler(pickle.Unpickler):
-        def find_class(self, mod, name):
-            return dict if name == "Bunch" else super().find_class(mod, name)
-
-    with open(datapath("mini_newsgroup"), "rb") as fh:
-        d = _Unpickler(io.BytesIO(zlib.decompress(fh.read())), encoding="latin1").load()
-    return list(d["data"]), np.asarray(d["target"])
+from benchmarks.bench_hdp import load_mini_newsgroup  # noqa: E402 - one reader of gensim's file
 
 
 def rbm_exact_log_prob(rbm, X):
