@@ -141,7 +141,8 @@ class TopicModel:
             return cls(z["centres"], z["mean"], z["scale"], _estimator_of(header, z), header)
         except FileNotFoundError:
             raise UserError("%s: no such model file" % path) from None
-        except (NpzFormatError, OSError, KeyError, ValueError, UnicodeDecodeError) as exc:
+        except (NpzFormatError, OSError, KeyError, ValueError, TypeError, RecursionError,
+                UnicodeDecodeError) as exc:
             raise UserError("cannot read topic model %s: %s"
                             % (path, str(exc).splitlines()[0])) from None
 
@@ -152,12 +153,17 @@ def _estimator_of(header, arrays):
 
     if header.get("method") != "hdp":
         return LDA.from_arrays({k[4:]: v for k, v in arrays.items() if k.startswith("lda_")})
-    hdp = HDP(**header["hdp_params"])
+    params = header["hdp_params"]
+    if not isinstance(params, dict) or not set(params) <= set(HDP().get_params()):
+        raise ValueError("unknown HDP parameters in the header")
+    hdp = HDP(**params)
+    hdp._validate_params()  # a hand-edited header: refused here, not at first use
     for name in hdp._learned_attributes:
         value = np.asarray(arrays["hdp_" + name])
         setattr(hdp, name, value.item() if value.ndim == 0 else value)
     topics = np.asarray(header["topics"])
-    if (hdp.components_.shape != (hdp.n_components, header["n_words"]) or len(topics) < 1
+    if (topics.ndim != 1 or topics.dtype.kind not in "iu"
+            or hdp.components_.shape != (hdp.n_components, header["n_words"]) or len(topics) < 1
             or topics.min() < 0 or topics.max() >= hdp.n_components):
         raise ValueError("HDP arrays do not match the header")
     return hdp

@@ -1,6 +1,8 @@
 """`walkerlab topics`: motion words, documents and LDA topics of simulated recordings."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -80,6 +82,24 @@ def test_fit_auto_lets_the_hdp_choose_the_count_and_saves_it(recordings, tmp_pat
     again = TopicModel.load(out)
     counts = bag_of_words(np.arange(40) % 20, np.arange(40) // 10, 20)
     np.testing.assert_array_equal(again.proportions(counts), model.proportions(counts))
+    # a hand-edited or hostile header is one line, never a traceback
+    with np.load(out, allow_pickle=False) as z:
+        arrays = dict(z)
+    header = json.loads(bytes(arrays["header"]).decode())
+    damaged = [
+        dict(header, hdp_params=dict(header["hdp_params"], shell="rm -rf")),
+        dict(header, hdp_params=dict(header["hdp_params"], n_components="many")),
+        dict(header, hdp_params=[1, 2]),
+        dict(header, topics=[0.5, 1.5]),
+        dict(header, topics=[[0], [1]]),
+    ]
+    for i, bad in enumerate(damaged + ["[" * 5000 + "]" * 5000]):
+        path = tmp_path / ("damaged%d.npz" % i)
+        text = bad if isinstance(bad, str) else json.dumps(bad)
+        np.savez(path, **dict(arrays, header=np.frombuffer(text.encode(), np.uint8)))
+        assert main(["topics", "show", str(path)]) == 2, bad
+        err = capsys.readouterr().err
+        assert "cannot read topic model" in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_clear_errors(recordings, tmp_path, capsys):
