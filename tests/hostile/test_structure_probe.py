@@ -54,6 +54,14 @@ def hostile_recording(path: Path) -> Path:
     return path
 
 
+# A child's own peak RSS, for the code strings below: VmHWM, not ru_maxrss, which in a
+# process that pytest started begins at pytest's own peak (Linux keeps it across exec),
+# and a full run makes that large.
+OWN_PEAK_KB = ("def own_peak_kb():\n"
+               "    with open('/proc/self/status') as f:\n"
+               "        return int([l for l in f if l.startswith('VmHWM')][0].split()[1])\n")
+
+
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory) -> Path:
     return hostile_recording(tmp_path_factory.mktemp("probe") / "hostile.h5")
@@ -77,18 +85,18 @@ def test_one_child_probes_file_by_file_and_is_replaced_after_a_damaged_one(hosti
 def test_open_untrusted_is_one_line_and_no_process_grows(hostile, tmp_path):
     """In a fresh interpreter, so that its own and its children's peak RSS are the
     probe's and the parent's alone (not the test session's)."""
-    code = (
+    code = OWN_PEAK_KB + (
         "import json, resource, sys\n"
         "from host.recording import open_recording\n"
         "ru = resource.getrusage\n"
-        "before_kb = ru(resource.RUSAGE_SELF).ru_maxrss\n"
+        "before_kb = own_peak_kb()\n"
         "try:\n"
         "    open_recording(sys.argv[1], untrusted=True)\n"
         "    msg = None\n"
         "except Exception as exc:\n"
         "    msg = '%s: %s' % (type(exc).__name__, exc)\n"
         "print(json.dumps({'msg': msg,\n"
-        "                  'self_kb': ru(resource.RUSAGE_SELF).ru_maxrss - before_kb,\n"
+        "                  'self_kb': own_peak_kb() - before_kb,\n"
         "                  'children_kb': ru(resource.RUSAGE_CHILDREN).ru_maxrss}))\n")
     proc = subprocess.run([sys.executable, "-c", code, str(hostile)], capture_output=True,
                           text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT),
@@ -168,16 +176,15 @@ def test_commands_on_many_recordings_refuse_the_file_in_one_line_and_exit_2(
     naming the file, and neither the command nor the probe's child grows by what the
     damaged string says."""
     argv = [a.format(tmp=tmp_path, other=OTHER_SESSION, hostile=hostile) for a in argv]
-    code = (
+    code = OWN_PEAK_KB + (
         "import resource, sys\n"
         "from host.cli import main\n"
         "try:\n"
         "    status = main(sys.argv[1:])\n"
         "except SystemExit as exc:\n"
         "    status = exc.code\n"
-        "ru = resource.getrusage\n"
-        "print('status', status, ru(resource.RUSAGE_SELF).ru_maxrss,\n"
-        "      ru(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+        "print('status', status, own_peak_kb(),\n"
+        "      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
     proc = subprocess.run([sys.executable, "-c", code, *argv],
                           capture_output=True, text=True, cwd=ROOT, timeout=900,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
