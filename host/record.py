@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
 
 from tqdm import tqdm
@@ -34,6 +36,30 @@ def _write_failure(exc: BaseException) -> str:
 
     m = re.search(r"error message = '([^']+)'", str(exc))
     return m.group(1) if m else " ".join(str(exc).split())[:100]
+
+
+class _CtrlC:
+    """Ctrl-C (SIGINT) during a recording sets ``pressed`` instead of raising
+    KeyboardInterrupt wherever the main thread happens to be: an exception raised
+    inside a call that holds a lock (the writer's, tqdm's) could leave it held, and
+    closing the file would then wait for ever. Only the main thread can install it;
+    elsewhere KeyboardInterrupt is left to the caller."""
+
+    def __init__(self) -> None:
+        self.pressed = False
+        self._installed = threading.current_thread() is threading.main_thread()
+        if self._installed:
+            self._previous = signal.signal(signal.SIGINT, self._press)
+
+    def _press(self, *_) -> None:
+        self.pressed = True
+
+    def restore(self) -> None:
+        if self._installed:
+            # (None: a handler not set from Python; the default is the safe choice)
+            signal.signal(signal.SIGINT, self._previous if self._previous is not None
+                          else signal.default_int_handler)
+            self._installed = False
 
 
 def record_session(port: str, out_path, duration_s: float, *, subject_id: str = "",
@@ -80,8 +106,9 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
     interrupted = False
     t0 = time.monotonic()
     bar = tqdm(total=round(duration_s), unit="s", desc="recording", disable=not progress)
+    ctrl_c = _CtrlC()
     try:
-        while (elapsed := time.monotonic() - t0) < duration_s:
+        while (elapsed := time.monotonic() - t0) < duration_s and not ctrl_c.pressed:
             time.sleep(min(0.1, duration_s - elapsed))
             bar.n = min(round(elapsed), bar.total)
             bar.set_postfix(frames=link.frames, gaps=link.decoder.frames.seq_gaps,
@@ -92,11 +119,13 @@ def record_session(port: str, out_path, duration_s: float, *, subject_id: str = 
                 break
             if link.bytes_received == 0 and link.silent_s > answer_timeout_s:
                 raise UserError(_no_frames(port, link, link.silent_s))
-        if link.frames == 0:
+        if link.frames == 0 and not ctrl_c.pressed:
             raise UserError(_no_frames(port, link, duration_s))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C off the main thread's handler (see _CtrlC)
         interrupted = True
     finally:
+        ctrl_c.restore()
+        interrupted = interrupted or ctrl_c.pressed
         recorded_s = time.monotonic() - t0
         bar.close()
         # The INFO answer may still be on its way (the link keeps asking): wait a little.

@@ -32,3 +32,13 @@ def qt_garbage_in_gui_thread(request):
     if uses_qt or not gc.isenabled():
         gc.collect()
         gc.enable()
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The benchmarks' quick modes (tests/benchmarks) run last: they run whole scripts
+    end to end, so a failing unit test shows first, and they find the numba kernels
+    that the unit tests compiled already in numba's on-disk cache, as a user's second
+    run does (a fresh clone's first run of bench_hdp --quick spends most of its time
+    compiling)."""
+    last = os.sep + "benchmarks" + os.sep
+    items.sort(key=lambda item: last in str(item.path))  # stable: order kept otherwise
