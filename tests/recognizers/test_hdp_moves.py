@@ -143,21 +143,26 @@ def test_a_kept_delete_reports_the_bound_from_scratch_and_a_refused_one_restores
 def test_a_kept_purify_reports_the_bound_from_scratch_and_a_refused_one_restores():
     # words another used topic explains better leave each topic at once; kept only
     # if the whole-corpus bound rises, else the state is as it was
-    kept = refused = 0
+    kept = 0
     for seed in range(6):
         m, M, varphi, zeta, bound = fitted_state(K=6, seed=seed)
-        before = m._snapshot(varphi, zeta)
-        new = m._purify_moves(M, varphi, zeta, bound, None)
-        if new is None:
-            refused += 1
-            np.testing.assert_array_equal(varphi, before[0])
-            np.testing.assert_array_equal(zeta, before[1])
-            np.testing.assert_array_equal(m.components_, before[2]["components_"])
-            continue
-        kept += 1
-        assert new > bound
-        np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta), rtol=1e-10)
+        kept += kept_or_restored(m, m._purify_moves, M, varphi, zeta, bound)
     assert kept > 0
+
+
+def kept_or_restored(m, moves, M, varphi, zeta, bound) -> bool:
+    """Run ``moves``; a kept move reports a higher bound, equal to the bound recomputed
+    from scratch; a refused one leaves the state as it was. Returns whether it kept."""
+    before = m._snapshot(varphi, zeta)
+    new = moves(M, varphi, zeta, bound, None)
+    if new is None:
+        np.testing.assert_array_equal(varphi, before[0])
+        np.testing.assert_array_equal(zeta, before[1])
+        np.testing.assert_array_equal(m.components_, before[2]["components_"])
+        return False
+    assert new > bound
+    np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta), rtol=1e-10)
+    return True
 
 
 def blended_state(seed):
@@ -176,16 +181,9 @@ def test_a_kept_split_reports_the_bound_from_scratch_and_a_refused_one_restores(
     kept = 0
     for seed in range(4):
         m, M, varphi, zeta, bound, i, j = blended_state(seed)
-        before = m._snapshot(varphi, zeta)
-        new = m._split_moves(M, varphi, zeta, bound, None)
-        if new is None:
-            np.testing.assert_array_equal(varphi, before[0])
-            np.testing.assert_array_equal(zeta, before[1])
-            np.testing.assert_array_equal(m.components_, before[2]["components_"])
+        if not kept_or_restored(m, m._split_moves, M, varphi, zeta, bound):
             continue
         kept += 1
-        assert new > bound
-        np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta), rtol=1e-10)
         # the blend's two halves are two topics again
         assert m.n_components - np.sum(m.topic_counts_ < 1e-3 * m.topic_counts_.sum()) >= 2
     assert kept >= 2  # a blend of two planted bars is split
