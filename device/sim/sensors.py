@@ -284,7 +284,8 @@ class SimulatedSensors:
                  walker_seed: int = 0, difficulty: Difficulty | None = None,
                  profile=None, sync_taps_s=()):
         from .activities import course_segments
-        from .person import PersonSimulator, SubjectProfile  # person imports this module
+        from .person import PersonSimulator  # person imports this module
+        from .subject import SubjectProfile
 
         if course not in COURSES:
             raise ValueError("unknown course %r: choose one of %s" % (course, ", ".join(COURSES)))

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from device.sim.activities import DIFFICULTY, course_segments
-from device.sim.person import PersonSimulator, PhysicalChunk, SubjectProfile
+from device.sim.person import PersonSimulator, PhysicalChunk
+from device.sim.subject import SubjectProfile
 from device.sim.sensors import GRAVITY, WALKER_GEOMETRY as G
 
 FS = 1000.0

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from device.sim.activities import DIFFICULTY, course_segments
-from device.sim.person import PersonSimulator, SubjectProfile
+from device.sim.person import PersonSimulator
+from device.sim.subject import SubjectProfile
 from device.sim.sensors import (LABEL_REACTION_SIGMA, LABEL_SLOP_FACTOR, LOAD_CREEP_TAU_S,
                                 SimulatedSensors)
 
