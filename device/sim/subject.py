@@ -7,7 +7,7 @@ profile and an activity script into forces and motion.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
