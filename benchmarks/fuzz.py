@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python benchmarks/fuzz.py [--quick] [--ops 100000] [--files 5000] [--seed 1]
      [--only files --loaders recording,recover --minutes 60 --start N]
+     [--report-rss MB] [--probe-cpu S]
 
 1. Firmware: device/sim/firmware_fuzz.py's seeded operations (random bytes, random
    commands, uploads of damaged models, samples, reboots) against one WalkerFirmware
@@ -18,8 +19,10 @@ Run: .venv/bin/python benchmarks/fuzz.py [--quick] [--ops 100000] [--files 5000]
 
 Prints operations, crashes and the worst memory: on MicroPython the least free heap
 (after a collection) of the 192 KB; under CPython the Python heap's peak (tracemalloc);
-for files, how far the loader's worker process grew past its start-up size (peak RSS,
-so C allocations by HDF5 and zlib count too). Goal: 0 crashes in 100,000 firmware operations and in
+for files, how far the loader's worker process grew past its start-up size (its own
+peak RSS, VmHWM, so C allocations by HDF5 and zlib count too; child processes such as
+the structure probe's do not). --report-rss MB lists the files that raised the
+worker's peak by more than MB (the peak is reset before each file). Goal: 0 crashes in 100,000 firmware operations and in
 5,000 files per loader.
 """
 from __future__ import annotations
