@@ -84,7 +84,7 @@ def copy_object(src, dst_parent: h5py.Group, name: str, budget: ReadBudget):
         for child in src:
             copy_object(src[child], out, child, budget)
     elif isinstance(src, h5py.Dataset):
-        budget.take(int(src.size) * src.dtype.itemsize, src.name)
+        budget.take(int(src.size or 0) * src.dtype.itemsize, src.name)  # None: empty
         out = dst_parent.create_dataset(name, data=src[()], dtype=src.dtype,
                                         maxshape=src.maxshape, chunks=src.chunks)
     else:  # a named datatype: no data to convert
