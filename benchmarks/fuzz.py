@@ -22,8 +22,8 @@ Prints operations, crashes and the worst memory: on MicroPython the least free h
 for files, how far the loader's worker process grew past its start-up size (its own
 peak RSS, VmHWM, so C allocations by HDF5 and zlib count too; child processes such as
 the structure probe's do not). --report-rss MB lists the files that raised the
-worker's peak by more than MB (the peak is reset before each file). Goal: 0 crashes in 100,000 firmware operations and in
-5,000 files per loader.
+worker's peak by more than MB (the peak is reset before each file). Goal: 0 crashes
+in 100,000 firmware operations and in 5,000 files per loader.
 """
 from __future__ import annotations
 
@@ -32,7 +32,6 @@ import json
 import os
 import pathlib
 import platform
-import resource
 import shutil
 import subprocess
 import sys
@@ -270,8 +269,9 @@ def worker(loader: str, seed: int, start: int, stop: int, work: pathlib.Path,
             outcome, note = "crash", "%s: %s" % (type(exc).__name__, str(exc)[:200])
         path.unlink()
         if per_file:
-            peak_kb = max(peak_kb, _own_peak_kb())
-            print(i, "peak", _own_peak_kb() - rss_kb, flush=True)
+            file_peak_kb = _own_peak_kb()
+            peak_kb = max(peak_kb, file_peak_kb)
+            print(i, "peak", file_peak_kb - rss_kb, flush=True)
         note = note.replace("\n", " | ").encode("ascii", "backslashreplace").decode()
         print(i, outcome, note, flush=True)
     print("rss", max(peak_kb, _own_peak_kb()), flush=True)  # the files' share: the rise
