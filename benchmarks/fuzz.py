@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python benchmarks/fuzz.py [--quick] [--ops 100000] [--files 5000] [--seed 1]
      [--only files --loaders recording,recover --minutes 60 --start N]
+     [--report-rss MB] [--probe-cpu S]
 
 1. Firmware: device/sim/firmware_fuzz.py's seeded operations (random bytes, random
    commands, uploads of damaged models, samples, reboots) against one WalkerFirmware
@@ -18,9 +19,11 @@ Run: .venv/bin/python benchmarks/fuzz.py [--quick] [--ops 100000] [--files 5000]
 
 Prints operations, crashes and the worst memory: on MicroPython the least free heap
 (after a collection) of the 192 KB; under CPython the Python heap's peak (tracemalloc);
-for files, how far the loader's worker process grew past its start-up size (peak RSS,
-so C allocations by HDF5 and zlib count too). Goal: 0 crashes in 100,000 firmware operations and in
-5,000 files per loader.
+for files, how far the loader's worker process grew past its start-up size (its own
+peak RSS, VmHWM, so C allocations by HDF5 and zlib count too; child processes such as
+the structure probe's do not). --report-rss MB lists the files that raised the
+worker's peak by more than MB (the peak is reset before each file). Goal: 0 crashes
+in 100,000 firmware operations and in 5,000 files per loader.
 """
 from __future__ import annotations
 
@@ -29,7 +32,6 @@ import json
 import os
 import pathlib
 import platform
-import resource
 import shutil
 import subprocess
 import sys
@@ -213,9 +215,25 @@ def reader_for(loader: str, work: pathlib.Path):
             "recover": recover_to}[loader]
 
 
-def worker(loader: str, seed: int, start: int, stop: int, work: pathlib.Path) -> None:
+def _own_peak_kb() -> int:
+    """This process's own peak RSS (VmHWM): ru_maxrss would begin at the parent's peak,
+    which Linux keeps across exec."""
+    with open("/proc/self/status") as fh:
+        return int(next(line for line in fh if line.startswith("VmHWM:")).split()[1])
+
+
+def _reset_own_peak() -> None:
+    """Start VmHWM again from the current RSS (Linux: "5" to clear_refs)."""
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+
+
+def worker(loader: str, seed: int, start: int, stop: int, work: pathlib.Path,
+           per_file: bool = False) -> None:
     """Damaged files start..stop-1 through one loader; a line per file:
-    'i ok|refused|unclear|crash [message]', then 'done'."""
+    'i ok|refused|unclear|crash [message]', then 'done'. ``per_file``: before each
+    outcome, 'i peak KB', how far the worker's peak RSS rose above its RSS at the start
+    of that file (the peak is reset before each file)."""
     import warnings
 
     import numpy as np
@@ -229,13 +247,18 @@ def worker(loader: str, seed: int, start: int, stop: int, work: pathlib.Path) ->
     refusals = (RecordingFormatError, ModelFormatError, CalibrationError, UserError)
     bases = read_bases(work.parent / "bases")
     read = reader_for(loader, work)
-    print("rss", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True)
+    peak_kb = _own_peak_kb()
+    print("rss", peak_kb, flush=True)
     for i in range(start, stop):
         rng = np.random.default_rng([seed, LOADERS.index(loader), i])
         blob, ext = mutate(loader, bases, rng)
         path = work / ("f%d%s" % (i, ext))
         path.write_bytes(blob)
         print(i, "start", flush=True)
+        if per_file:
+            _reset_own_peak()
+            with open("/proc/self/status") as fh:
+                rss_kb = int(next(x for x in fh if x.startswith("VmRSS:")).split()[1])
         try:
             read(path)
             outcome, note = "ok", ""
@@ -245,9 +268,13 @@ def worker(loader: str, seed: int, start: int, stop: int, work: pathlib.Path) ->
         except Exception as exc:  # noqa: BLE001 - what the fuzzing looks for
             outcome, note = "crash", "%s: %s" % (type(exc).__name__, str(exc)[:200])
         path.unlink()
+        if per_file:
+            file_peak_kb = _own_peak_kb()
+            peak_kb = max(peak_kb, file_peak_kb)
+            print(i, "peak", file_peak_kb - rss_kb, flush=True)
         note = note.replace("\n", " | ").encode("ascii", "backslashreplace").decode()
         print(i, outcome, note, flush=True)
-    print("rss", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True)
+    print("rss", max(peak_kb, _own_peak_kb()), flush=True)  # the files' share: the rise
     print("done", flush=True)
 
 
@@ -294,21 +321,30 @@ def _lines(proc, deadline: float | None = None):
 
 
 def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path,
-               minutes: float | None = None, start: int = 0) -> dict:
+               minutes: float | None = None, start: int = 0,
+               report_rss_mb: float | None = None, probe_cpu_s: int | None = None) -> dict:
     """Run the worker on files start..n-1 until they are done (or ``minutes`` have
     passed: "files" is then the number done), restarting it after a fatal signal or
     a hang. Each file is made from (seed, loader, its number) alone, so runs over
-    consecutive ranges add up to one run over the whole range."""
+    consecutive ranges add up to one run over the whole range.
+
+    ``report_rss_mb``: measure the worker's peak per file and list ("big") the files
+    that raised it by more than that. ``probe_cpu_s``: the structure probe's CPU cap
+    per file in the worker (a search for such files need not wait a minute on each
+    file that keeps libhdf5 looping)."""
     counts = dict.fromkeys(("ok", "refused", "unclear", "crash"), 0)
     first, t0, growth, begin = [], time.perf_counter(), 0, start
     deadline = None if minutes is None else time.monotonic() + 60 * minutes
     rss: list[int] = []
+    big: list[tuple[int, int]] = []
+    extra = [] if report_rss_mb is None else ["--report-rss", str(report_rss_mb)]
+    extra += [] if probe_cpu_s is None else ["--probe-cpu", str(probe_cpu_s)]
     while start < n:
         wdir = pathlib.Path(tempfile.mkdtemp(dir=work))
         errfile = open(wdir / "stderr.txt", "w+")  # HDF5 prints much there: never a pipe
         proc = subprocess.Popen(
             [sys.executable, __file__, "--worker", loader, str(seed), str(start), str(n),
-             str(wdir)], stdout=subprocess.PIPE, stderr=errfile,
+             str(wdir)] + extra, stdout=subprocess.PIPE, stderr=errfile,
             env=dict(os.environ, PYTHONPATH=str(ROOT)))
         current, hung, stopped = start, False, False
         for line in _lines(proc, deadline):
@@ -324,6 +360,12 @@ def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path,
                 continue
             current = int(parts[0])
             if parts[1] == "start":
+                continue
+            if parts[1] == "peak":
+                if int(parts[2]) > 1024 * report_rss_mb:
+                    big.append((current, int(parts[2])))
+                    print("file %d: the worker's peak rose by %.0f MB" % (
+                        current, int(parts[2]) / 1024), file=sys.stderr, flush=True)
                 continue
             counts[parts[1]] += 1
             if parts[1] in ("crash", "unclear") and len(first) < 5:
@@ -351,7 +393,7 @@ def fuzz_files(loader: str, n: int, seed: int, work: pathlib.Path,
         shutil.rmtree(wdir, ignore_errors=True)
         start = current
     return {"loader": loader, "files": n - begin, "range": "%d-%d" % (begin, n - 1),
-            **counts, "growth_kb": growth,
+            **counts, "growth_kb": growth, "big": big,
             "seconds": time.perf_counter() - t0, "first": first}
 
 
@@ -374,11 +416,23 @@ def main() -> int:
     ap.add_argument("--start", type=int, default=0,
                     help="first file number: resume a run that --minutes stopped, from "
                     "the first file it did not finish (files --start..--files-1)")
+    ap.add_argument("--report-rss", type=float, default=None, metavar="MB",
+                    help="measure the worker's peak RSS per file and list the files "
+                    "that raised it by more than MB")
+    ap.add_argument("--probe-cpu", type=int, default=None, metavar="S",
+                    help="the structure probe's CPU seconds per file (default: "
+                    "structure_probe.PROBE_CPU_S; a smaller cap for searches only: a "
+                    "slow file may then be refused)")
     ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         loader, seed, start, stop, work = args.worker
-        worker(loader, int(seed), int(start), int(stop), pathlib.Path(work))
+        if args.probe_cpu is not None:
+            from host.recording import structure_probe
+
+            structure_probe.PROBE_CPU_S = args.probe_cpu
+        worker(loader, int(seed), int(start), int(stop), pathlib.Path(work),
+               per_file=args.report_rss is not None)
         return 0
     ops, files = (500, 4) if args.quick else (args.ops, args.files)
     first_file = 0 if args.quick else args.start
@@ -414,13 +468,16 @@ def main() -> int:
             print("|---|---:|---:|---:|---:|---:|---:|---:|")
             make_bases(work / "bases")
             for loader in args.loaders.split(","):
-                r = fuzz_files(loader, files, args.seed, work, args.minutes, first_file)
+                r = fuzz_files(loader, files, args.seed, work, args.minutes, first_file,
+                               args.report_rss, args.probe_cpu)
                 crashes += r["crash"]
                 print("| %s | %d (%s) | %d | %d | %d | %d | %.0f MB | %.0f s |" % (
                     loader, r["files"], r["range"], r["ok"], r["refused"], r["unclear"], r["crash"],
                     r["growth_kb"] / 1024, r["seconds"]))
                 for e in r["first"]:
                     print("    " + e)
+                for i, kb in r["big"]:
+                    print("    file %d: the worker's peak rose by %.0f MB" % (i, kb / 1024))
     print("\n%s: %d crashes" % ("FAIL" if crashes else "OK", crashes))
     return 1 if crashes else 0
 

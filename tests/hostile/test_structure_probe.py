@@ -209,3 +209,84 @@ def test_the_annotator_probes_the_file_it_opens(hostile):
     message = str(info.value)
     assert "\n" not in message
     assert "cannot read %s: reading its structure (%s)" % (hostile, L.LOG) in message
+
+
+# ---- what lies past a table's last row --------------------------------------------
+def damage_past_the_last_row(path: Path, table: str, swmr: bool = False) -> None:
+    """Overwrite the rest of ``table``'s one chunk, past its last row, with 0xA5 bytes:
+    the strings there then claim 0xA5A5A5A5 bytes each (fuzz file 1669 of seed 1, an
+    overwritten block). No read of the table's rows touches those bytes."""
+    with h5py.File(path, "r", swmr=swmr) as f:
+        ds = f[table]
+        rows, (chunk_rows,) = ds.shape[0], ds.chunks
+        assert 0 < rows < chunk_rows and ds.id.get_num_chunks() == 1
+        info = ds.id.get_chunk_info(0)
+    row_bytes = info.size // chunk_rows
+    blob = bytearray(path.read_bytes())
+    start = info.byte_offset + rows * row_bytes
+    blob[start:info.byte_offset + info.size] = b"\xa5" * (info.size - rows * row_bytes)
+    path.write_bytes(bytes(blob))
+
+
+def crashed_recording(path: Path) -> Path:
+    """The sample's raw log written by a RecordingWriter whose process died after a
+    flush: SWMR, unsealed (recover in place seals it, copying every object, first)."""
+    code = ("import os, sys\n"
+            "from host.recording import RecordingWriter, open_recording\n"
+            "raw = open_recording(sys.argv[2]).raw_bytes()\n"
+            "w = RecordingWriter(sys.argv[1])\n"
+            "for i in range(0, len(raw), 4096):\n"
+            "    w.write_serial(raw[i:i + 4096], 1.7e9 + i / 1e4)\n"
+            "w.flush()\n"
+            "os._exit(0)\n")
+    subprocess.run([sys.executable, "-c", code, str(path), str(SAMPLE)], check=True,
+                   cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+                   timeout=600)
+    with pytest.raises(OSError, match="already open for write"):
+        h5py.File(path, "r").close()
+    return path
+
+
+@pytest.mark.parametrize("case", ["label track, recovered into NEW",
+                                  "decoder events of a crashed writer, in place"])
+def test_recover_reads_only_the_rows_a_table_holds(tmp_path, case):
+    """Copying a table whose last chunk holds garbage past its last row: h5py's copy
+    (H5Ocopy) converted the whole chunk's strings and allocated 1.9 GB in recover's own
+    process; recover must stay within what the probe allows a structure read and keep
+    every row."""
+    path = tmp_path / "damaged.h5"
+    if case.startswith("label"):
+        shutil.copy(SAMPLE, path)
+        table, out, original = L.ANNOTATIONS + "/simulator", tmp_path / "out.h5", SAMPLE
+        damage_past_the_last_row(path, table)
+    else:
+        crashed_recording(path)
+        shutil.copy(path, tmp_path / "undamaged.h5")
+        recover(tmp_path / "undamaged.h5")
+        table, out, original = L.DECODER_EVENTS, None, tmp_path / "undamaged.h5"
+        damage_past_the_last_row(path, table, swmr=True)
+    code = OWN_PEAK_KB + (
+        "import json, sys\n"
+        "from host.recording import recover\n"
+        "before_kb = own_peak_kb()\n"
+        "try:\n"
+        "    recover(sys.argv[1], sys.argv[2] or None)\n"
+        "    msg = None\n"
+        "except Exception as exc:\n"
+        "    msg = '%s: %s' % (type(exc).__name__, exc)\n"
+        "print(json.dumps({'msg': msg, 'self_kb': own_peak_kb() - before_kb}))\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(path), str(out or "")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["self_kb"] < structure_probe.probe_limit(path) // 1024
+    assert result["msg"] is None
+    got, want = open_recording(out or path), open_recording(original)
+    assert len(got.time_s) == len(want.time_s) > 0
+    assert got.raw_bytes() == want.raw_bytes()
+    assert got.labels.keys() == want.labels.keys()
+    for name, track in want.labels.items():
+        assert got.labels[name].segments() == track.segments()
+    np.testing.assert_array_equal(got.decoder_events, want.decoder_events)
+    np.testing.assert_array_equal(got.link_events, want.link_events)
