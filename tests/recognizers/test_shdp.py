@@ -191,7 +191,8 @@ def test_label_weight_zero_fit_and_partial_fit_are_hdp():
         np.testing.assert_allclose(getattr(s, name), getattr(h, name), rtol=0, atol=1e-10)
     assert np.all(s.coef_ == 0)
     h = HDP(8, doc_truncation=4, total_samples=60, topic_word_prior=0.5, random_state=0)
-    s = SupervisedHDP(8, doc_truncation=4, total_samples=60, label_weight=0, random_state=0)
+    s = SupervisedHDP(8, doc_truncation=4, total_samples=60, topic_word_prior=0.5,
+                      label_weight=0, random_state=0)
     for i in range(0, 60, 20):
         h.partial_fit(X[i:i + 20])
         s.partial_fit(X[i:i + 20], y[i:i + 20], classes=[0, 1, 2])

@@ -18,7 +18,9 @@ with ``P_ek = sum_t zeta_et varphi_tk``, evaluated in log space (our change, aga
 updates are the fixed points of ``hdp_core.doc_estep_labelled`` (their eqs. 18, 11 and 23); the
 weights ``mu`` (``coef_``, (n_classes, K)) are an L-BFGS M-step on the label term with
 an L2 penalty ``label_penalty / 2 |mu|^2`` (not in the paper).  At test time the
-label terms are dropped: ``transform`` is HDP's, and ``predict`` is
+label terms are dropped: ``transform`` runs HDP's document updates from two starts
+(HDP's random one and the words' best topics, :func:`best_topic_start`) and keeps the
+one with the higher bound per document, and ``predict`` is
 ``argmax_y mu_y . thetabar`` (eq. 14).  HDP's stick warm-up ``n_warm`` is Wang et al.'s.
 
 With ``label_weight = 0`` (or ``mu = 0``) every update is exactly HDP's.
@@ -227,14 +229,13 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
         as :class:`HDP` (K, T, gamma, alpha_0, the batch and document loops, the
         stick warm-up, the online rate ``(tau0 + t)^-kappa`` and the corpus size
         an online mini-batch stands for, the batch start, the seed).
-    topic_word_prior : eta, default 0.5 (Zhang et al.'s value; HDP's default 0.01
-        scored 0.675 against an oracle's 0.94 on planted topics).  Chosen, with
-        ``label_weight`` and ``moves``, by the sweep in docs/benchmarks.md
-        (``benchmarks/bench_hdp.py --sweep``).
-    moves : HDP's birth, merge, delete and split moves in ``fit``; default False: on
-        the sweep's corpora they bring the count of topics nearer the truth but cost
-        accuracy at eta 0.5 (planted topics 0.910 against 0.930, mini_newsgroup 0.905
-        against 0.930) and 1.6-4 times the time.
+    topic_word_prior : eta, default 0.01 (HDP's).  Chosen, with ``label_weight`` and
+        ``moves``, by the sweep in docs/benchmarks.md (``benchmarks/bench_hdp.py
+        --sweep``): with sharp topics and the test-time start of ``transform`` it finds
+        the 6 planted topics and scores 1.5 points under their oracle; Zhang et al.'s
+        0.5 keeps blends of two topics (13-16 used) for the same accuracy.
+    moves : HDP's birth, merge, delete, purify and split moves in ``fit``, each kept
+        only if the bound with the label term rises (default True, as HDP).
     label_weight : scale of the label term in the bound (default 1 = the paper; 0
         switches the supervision off: exactly HDP's updates, ``coef_ = 0``).
     label_penalty : L2 penalty ``label_penalty / 2 |mu|^2`` of the weights.
@@ -271,10 +272,11 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
     _learned_attributes = HDP._learned_attributes + ("classes_", "coef_")
 
     def __init__(self, n_components=30, *, doc_truncation=10, corpus_concentration=1.0,
-                 doc_concentration=1.0, topic_word_prior=0.5, max_iter=100, tol=1e-5,
+                 doc_concentration=1.0, topic_word_prior=0.01, max_iter=100, tol=1e-5,
                  max_doc_iter=100, doc_tol=1e-6, n_warm=3, learning_offset=1.0,
                  learning_decay=0.6, total_samples=1e4, sort_topics=True,
-                 moves=False, initial_topics=None, init="word-clusters", label_weight=1.0, label_penalty=1.0,
+                 moves=True, initial_topics=None, init="word-clusters", label_weight=1.0,
+                 label_penalty=1.0,
                  max_label_iter=50, random_state=None):
         super().__init__(
             n_components, doc_truncation=doc_truncation,
