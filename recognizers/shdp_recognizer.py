@@ -154,7 +154,8 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
         # classifier its distinctions (walker exp1 fold 1: 9 topics, 18 % of documents
         # right, against 27 topics and 76 % without merges and with gamma = 5).
         # eta and the label weight are the values the walker figures in
-        # docs/benchmarks.md were measured with (SupervisedHDP's defaults before issue 31).
+        # docs/benchmarks.md were measured with (SupervisedHDP's defaults again since
+        # issue 31's second round), pinned so a change of defaults cannot move them.
         return SupervisedHDP(
             n_components=int(self.n_components), doc_truncation=int(self.doc_truncation),
             corpus_concentration=float(self.corpus_concentration), moves=False,

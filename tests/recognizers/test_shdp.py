@@ -12,10 +12,11 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from recognizers.modelling import SupervisedHDP
-from recognizers.modelling.topics.hdp import HDP
-from recognizers.modelling.topics.hdp_core import doc_estep, doc_estep_labelled
+from recognizers.modelling.topics.hdp import HDP, topic_frequencies
+from recognizers.modelling.topics.hdp_core import doc_bound, doc_estep, doc_estep_labelled
 from recognizers.modelling.topics.perplexity import check_counts
-from recognizers.modelling.topics.shdp import label_grad_varphi, label_statistics, label_term
+from recognizers.modelling.topics.shdp import (best_topic_start, label_grad_varphi,
+                                               label_statistics, label_term)
 from recognizers.modelling.datasets import make_labelled_bars
 
 
@@ -190,12 +191,15 @@ def test_label_weight_zero_fit_and_partial_fit_are_hdp():
         np.testing.assert_allclose(getattr(s, name), getattr(h, name), rtol=0, atol=1e-10)
     assert np.all(s.coef_ == 0)
     h = HDP(8, doc_truncation=4, total_samples=60, topic_word_prior=0.5, random_state=0)
-    s = SupervisedHDP(8, doc_truncation=4, total_samples=60, label_weight=0, random_state=0)
+    s = SupervisedHDP(8, doc_truncation=4, total_samples=60, topic_word_prior=0.5,
+                      label_weight=0, random_state=0)
     for i in range(0, 60, 20):
         h.partial_fit(X[i:i + 20])
         s.partial_fit(X[i:i + 20], y[i:i + 20], classes=[0, 1, 2])
     np.testing.assert_allclose(s.components_, h.components_, rtol=0, atol=1e-10)
-    np.testing.assert_allclose(s.transform(X[:5]), h.transform(X[:5]), rtol=0, atol=1e-10)
+    # (SupervisedHDP.transform also tries a second start: HDP's start must agree)
+    np.testing.assert_allclose(topic_frequencies(*HDP.local_factors(s, X[:5])),
+                               h.transform(X[:5]), rtol=0, atol=1e-10)
 
 
 def test_planted_topics_beat_chance():
@@ -285,3 +289,75 @@ def test_bad_input_raises_clear_errors():
         m.predict(X[:, :10])
     with pytest.raises(ValueError):
         SupervisedHDP(label_penalty=0).fit(X, y)
+
+
+def sharp_bars_model(T=4):
+    """A SupervisedHDP whose corpus is set by hand: 3 sharp bars over 12 words (4 each),
+    equal corpus sticks, class l loading on bar l."""
+    K, W = 3, 12
+    m = SupervisedHDP(K, doc_truncation=T, topic_word_prior=0.01, random_state=0)
+    m.components_ = np.full((K, W), 0.01)
+    for k in range(K):
+        m.components_[k, 4 * k:4 * k + 4] += 500.0
+    m.stick_counts_ = np.full(K, 100.0)
+    m.topic_counts_ = m.components_.sum(1) - 0.01 * W
+    m._set_corpus_sticks()
+    m.seed_, m.n_features_in_ = 0, W
+    m.classes_, m.coef_ = np.arange(K), 5.0 * np.eye(K)
+    return m
+
+
+def doc_bounds(m, M, varphi, zeta):
+    elog_phi, elog_beta = m._elogs()
+    out = np.zeros(M.shape[0])
+    doc_bound(M.indptr, M.indices, M.data, elog_phi, elog_beta, float(m.doc_concentration),
+              varphi, zeta, out)
+    return out
+
+
+def test_test_time_factors_find_a_minority_theme():
+    # Disjoint sharp bars: a word's topic is known, so thetabar must equal the bars'
+    # word shares; each document has a big and a small theme.
+    m = sharp_bars_model()
+    rng = np.random.default_rng(0)
+    X = np.zeros((30, 12), dtype=np.int64)
+    share = np.zeros((30, 3))
+    for d in range(30):
+        big, small = rng.choice(3, 2, replace=False)
+        n_small = rng.integers(3, 15)
+        np.add.at(X[d], 4 * big + rng.integers(0, 4, 60 - n_small), 1)
+        np.add.at(X[d], 4 * small + rng.integers(0, 4, n_small), 1)
+        share[d, big], share[d, small] = (60 - n_small) / 60, n_small / 60
+    np.testing.assert_allclose(m.transform(X), share, atol=0.01)
+    assert np.all(m.predict(X) == share.argmax(1))
+
+
+def test_test_time_factors_take_the_better_start_by_the_bound():
+    X, y, _, _, _ = make_labelled_bars(60, 40, random_state=2)
+    m = SupervisedHDP(8, doc_truncation=4, max_iter=6, random_state=0).fit(X[:40], y[:40])
+    M, varphi, zeta = m.local_factors(X[40:])
+    M0, varphi0, zeta0 = HDP.local_factors(m, X[40:])   # the random start alone
+    varphi2, zeta2 = best_topic_start(M, *m._elogs(), m.doc_truncation)
+    m._estep(M, varphi2, zeta2, False)                   # the words' best topics
+    best = np.maximum(doc_bounds(m, M0, varphi0, zeta0), doc_bounds(m, M, varphi2, zeta2))
+    np.testing.assert_allclose(doc_bounds(m, M, varphi, zeta), best, rtol=1e-12)
+    # rows stay distributions, and a document's factors do not depend on the others
+    np.testing.assert_allclose(varphi.sum(2), 1.0)
+    np.testing.assert_allclose(zeta.sum(1), 1.0)
+    one = np.vstack([m.transform(X[40 + i:41 + i]) for i in range(20)])
+    np.testing.assert_allclose(one, m.transform(X[40:]), rtol=0, atol=1e-12)
+
+
+def test_best_topic_start_of_an_empty_document_and_more_document_than_corpus_topics():
+    m = sharp_bars_model(T=5)                            # T = 5 > K = 3
+    X = np.zeros((2, 12), dtype=np.int64)
+    X[1, [0, 5, 9]] = [3, 2, 1]
+    M = check_counts(X)
+    varphi, zeta = best_topic_start(M, *m._elogs(), 5)
+    np.testing.assert_allclose(varphi.sum(2), 1.0)
+    np.testing.assert_allclose(zeta.sum(1), 1.0)
+    # document 1: its three topics first, largest first (bar 0 has 3 words, bar 1 2)
+    assert list(varphi[1, :3].argmax(1)) == [0, 1, 2]
+    theta = m.transform(X)
+    assert np.all(np.isfinite(theta)) and np.allclose(theta.sum(1), 1.0)
+    np.testing.assert_allclose(theta[1], [0.5, 1 / 3, 1 / 6], atol=0.01)
