@@ -357,34 +357,38 @@ class MoveSearch:
 
     def _resweep_and_keep(self, M, varphi, zeta, labels, bound, snapshot, n_sweeps,
                           forbid=None, key=None):
-        """Finish a proposal: globals from the edited document factors, ``n_sweeps``
-        sweeps of the documents the proposal moved (topic ``forbid`` kept empty), then
-        keep it if the whole-corpus bound rose (returns the new bound) or restore
-        ``snapshot`` (returns None; a failure is remembered under ``key`` with the
-        statistics of the topics the proposal touched, for :meth:`_may_try`).
+        """Finish a proposal: globals from the edited document factors, up to
+        ``n_sweeps`` sweeps of the documents the proposal moved (topic ``forbid`` kept
+        empty), then keep it if the whole-corpus bound rose (returns the new bound) or
+        restore ``snapshot`` (returns None; a failure is remembered under ``key`` with
+        the statistics of the topics the proposal touched, for :meth:`_may_try`).
 
         Only the documents in which the proposal moved at least ``_SWEEP_MASS`` words
         (:func:`moved_documents`) are swept; the corpus statistics are the others'
         memoized contributions plus theirs (Hughes, Kim & Sudderth's memoized
-        inference), and the bound that decides is the exact whole-corpus one."""
+        inference).  The exact whole-corpus bound after each sweep decides: the
+        proposal is kept as soon as it beats ``bound`` (the fit's next sweeps go on
+        from there), and given up when even the last sweep's gain, repeated for every
+        sweep left, would not reach it (coordinate ascent's gains shrink)."""
         before = snapshot[2]["components_"]
-        self._set_globals(*corpus_statistics(M, varphi, zeta))
+        new = self._globals_from_locals(M, varphi, zeta, labels)
         docs = moved_documents(M, snapshot[0], snapshot[1], varphi, zeta, self._SWEEP_MASS)
-        if docs.size and n_sweeps:
+        if docs.size and n_sweeps and not new > bound:
             part = DocumentSubset(M, docs)
             v, z = varphi[docs], zeta[part.entries]
             s, c = corpus_statistics(part.M, v, z)
             rest_s, rest_c = self.components_ - self.topic_word_prior - s, self.stick_counts_ - c
             sub_labels = None if labels is None else labels[docs]
-            for _ in range(n_sweeps):
-                self._update_label_weights(M, varphi, zeta, labels)
+            for left in range(n_sweeps - 1, -1, -1):
                 s, c, _ = self._estep(part.M, v, z, False, sub_labels, forbid=forbid)
                 varphi[docs], zeta[part.entries] = v, z
                 self._set_globals(np.maximum(rest_s + s, 0.0), np.maximum(rest_c + c, 0.0))
-            # the decision uses the exact optimum (no memoized round-off)
-            self._set_globals(*corpus_statistics(M, varphi, zeta))
-        self._update_label_weights(M, varphi, zeta, labels)
-        new = self._bound(M, varphi, zeta, labels)
+                self._update_label_weights(M, varphi, zeta, labels)
+                last, new = new, self._bound(M, varphi, zeta, labels)
+                if new > bound or new + left * max(new - last, 0.0) <= bound:
+                    break
+            if new > bound:  # decide on the exact optimum (no memoized round-off)
+                new = self._globals_from_locals(M, varphi, zeta, labels)
         if new > bound:
             return new
         if key is not None:
