@@ -105,14 +105,16 @@ class MoveSearch:
             if new is not None:
                 bounds.append(new)
                 kept = True
-                if move != self._sort_move:
-                    self._failed_births = 0
         return kept
 
     def _forget_failed_moves(self) -> None:
         """A new fit starts with no failed moves."""
-        self._failed_births = 0
         self._failures = {}
+
+    def _remember_failure(self, key, topics) -> None:
+        """Move ``key`` failed; it depends on ``topics``, as they are now."""
+        topics = np.asarray(topics, dtype=np.int64)
+        self._failures[key] = (topics, self.components_[topics].copy())
 
     def _may_try(self, key) -> bool:
         """Whether the move ``key`` (e.g. ``("delete", j)``) is worth (re)trying: it never
@@ -329,6 +331,8 @@ class MoveSearch:
                 full = np.zeros(M.nnz)
                 full[keep] = part
                 proposals.append((gain, int(k), full))
+            else:  # (no proposal until the topic changes)
+                self._remember_failure(("split", int(k)), [k])
         proposals.sort(key=lambda p: -p[0])
         new_bound = None
         for gain, k, part in proposals[:self._SPLIT_TRIES]:
@@ -391,10 +395,10 @@ class MoveSearch:
                 new = self._globals_from_locals(M, varphi, zeta, labels)
         if new > bound:
             return new
-        if key is not None:
-            touched = np.flatnonzero(np.abs(self.components_ - before).sum(1) >= 1.0)
-            self._failures[key] = (touched, before[touched].copy())
+        touched = np.flatnonzero(np.abs(self.components_ - before).sum(1) >= 1.0)
         self._restore(snapshot, varphi, zeta)
+        if key is not None:
+            self._remember_failure(key, touched)
         return None
 
     def _birth_move(self, M, varphi, zeta, bound, labels, doc_bounds):
@@ -407,11 +411,12 @@ class MoveSearch:
         plus the group's excess counts).  Each target hands its excess words to its
         least used document topic, mapped to its group's new topic; the documents
         then take ``_BIRTH_SWEEPS`` coordinate-ascent sweeps, and the result is kept
-        only if the bound beats ``bound``.  Returns the new bound or None.
+        only if the bound beats ``bound``.  Returns the new bound or None.  A failed
+        birth is tried again once the topics it touched change (:meth:`_may_try`).
         """
         share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
         free = np.flatnonzero(share < self._DELETE_SHARE[0])
-        if free.size == 0 or self._failed_births >= 2:
+        if free.size == 0 or not self._may_try(("birth",)):
             return None  # no free slot, or births keep failing
         lengths = np.bincount(np.repeat(np.arange(M.shape[0]), np.diff(M.indptr)),
                               M.data, minlength=M.shape[0])
@@ -455,10 +460,8 @@ class MoveSearch:
             zeta[lo:hi, t] += moved[:, 0]
             varphi[d, t] = 0.0
             varphi[d, t, slots[group[r]]] = 1.0
-        new = self._resweep_and_keep(M, varphi, zeta, labels, bound, snapshot,
-                                     self._BIRTH_SWEEPS)
-        self._failed_births = 0 if new is not None else self._failed_births + 1
-        return new
+        return self._resweep_and_keep(M, varphi, zeta, labels, bound, snapshot,
+                                      self._BIRTH_SWEEPS, key=("birth",))
 
     def _sort_move(self, M, varphi, zeta, bound, labels, doc_bounds=None):
         """Reorder the topics by their stick counts, largest first, if that raises the
