@@ -2,7 +2,8 @@
 (collapsed Gibbs) on planted "bar" topics (Zhang, Ek, Gratal, Pokorny & Kjellstrom's
 supervised-HDP experiment, sizes as theirs): topics found (carrying at
 least 1 % of the words), Hungarian-free bar recovery, held-out perplexity (all through
-``heldout_perplexity``, document completion) and seconds.
+``heldout_perplexity``, document completion) and CPU seconds (``time.process_time``).
+``--no-gensim`` leaves gensim out of that part, ``--first-seed``/``--seeds`` pick its seeds.
 
     PYTHONPATH=$PWD python benchmarks/bench_hdp.py [--quick]
 
