@@ -7,7 +7,9 @@ import pytest
 
 from recognizers.modelling.datasets import make_labelled_bars
 from recognizers.modelling.topics.hdp import HDP
+from recognizers.modelling.topics.hdp_core import _doc_topic_counts, _mapped_topic, doc_topic_mass
 from recognizers.modelling.topics.hdp_moves import merge_gains, stick_merge_gains, stick_term
+from recognizers.modelling.topics.hdp_search import DocumentSubset, moved_documents
 from recognizers.modelling.topics.perplexity import check_counts
 from recognizers.modelling.topics.shdp import SupervisedHDP
 
@@ -226,3 +228,68 @@ def test_supervised_moves_report_the_bound_from_scratch():
     new = m._merge_moves(M, varphi, zeta, bound, labels)
     assert new is not None and new > bound
     np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta, labels), rtol=1e-10)
+
+
+def test_the_document_helpers_match_numpy():
+    # the words on each document topic, the topic each maps to most, and the
+    # document's words on each corpus topic, as the kernels count them
+    m, M, varphi, zeta, _ = fitted_state(K=6, seed=2)
+    D, T, K = varphi.shape
+    rows = np.repeat(np.arange(D), np.diff(M.indptr))
+    Nt = np.zeros((D, T))
+    np.add.at(Nt, rows, M.data[:, None] * zeta)
+    buf = np.empty(T)
+    for d in range(D):
+        _doc_topic_counts(M.indptr[d], M.indptr[d + 1], M.data, zeta, buf)
+        np.testing.assert_allclose(buf, Nt[d], rtol=1e-12, atol=1e-12)
+        for t in range(T):
+            assert _mapped_topic(varphi, d, t) == np.argmax(varphi[d, t])
+    mass = np.empty((D, K))
+    doc_topic_mass(M.indptr, M.data, varphi, zeta, mass)
+    np.testing.assert_allclose(mass, np.einsum("dt,dtk->dk", Nt, varphi), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_a_document_subset_and_the_documents_a_proposal_moved():
+    m, M, varphi, zeta, _ = fitted_state(K=6, seed=4)
+    docs = np.array([3, 7, 8, 20])
+    part = DocumentSubset(M, docs)
+    np.testing.assert_array_equal(part.M.toarray(), M[docs].toarray())
+    np.testing.assert_array_equal(M.indices[part.entries], part.M.indices)
+    v, z = varphi.copy(), zeta.copy()
+    assert moved_documents(M, varphi, zeta, v, z, 0.5).size == 0
+    e = M.indptr[7]  # document 7's first entry changes document topic entirely
+    t = int(np.argmax(z[e]))
+    z[e] = 0.0
+    z[e, (t + 1) % z.shape[1]] = 1.0
+    v[8, :, [0, 1]] = v[8, :, [1, 0]]  # document 8's topics 0 and 1 swap their maps
+    # brute force: words moved between corpus topics plus between document topics
+    D = M.shape[0]
+    rows = np.repeat(np.arange(D), np.diff(M.indptr))
+
+    def mass(v, z):
+        Nt = np.zeros((D, z.shape[1]))
+        np.add.at(Nt, rows, M.data[:, None] * z)
+        return np.einsum("dt,dtk->dk", Nt, v)
+
+    words = np.abs(mass(v, z) - mass(varphi, zeta)).sum(1) + np.bincount(
+        rows, M.data * np.abs(z - zeta).sum(1), minlength=D)
+    assert words[7] >= 1.0 and words[8] >= 0.5  # (both moved)
+    np.testing.assert_array_equal(moved_documents(M, varphi, zeta, v, z, 0.5),
+                                  np.flatnonzero(words >= 0.5))
+    assert list(moved_documents(M, varphi, zeta, v, z, words[8] + 1e-9)) == [7]
+
+
+def test_a_failed_move_is_retried_only_once_its_topics_change():
+    m, M, varphi, zeta, _ = fitted_state(K=6, seed=1)
+    j = int(np.argmax(m.topic_counts_))
+    m._failures[("delete", j)] = (np.array([j]), m.components_[[j]].copy())
+    assert not m._may_try(("delete", j))
+    assert m._may_try(("delete", (j + 1) % 6))  # never failed
+    size = m.components_[j].sum() - m.topic_word_prior * m.components_.shape[1]
+    m.components_ = m.components_.copy()
+    m.components_[j, 0] += 0.5 * m._RETRY_CHANGE * size  # a small change: still refused
+    assert not m._may_try(("delete", j))
+    m.components_[j, 1] += m._RETRY_CHANGE * size
+    assert m._may_try(("delete", j)) and ("delete", j) not in m._failures
+

@@ -19,7 +19,29 @@ from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.topics.lda_core import _digamma
 
 __all__ = ["doc_bound", "doc_estep", "doc_estep_labelled", "label_value_grad",
-           "corpus_statistics"]
+           "corpus_statistics", "doc_topic_mass"]
+
+
+@njit(cache=True)
+def _doc_topic_counts(lo, hi, counts, zeta, Nt):
+    """``Nt[t] = sum_e n_e zeta_et`` over the word entries lo:hi of one document: the
+    words on each of its document topics."""
+    for t in range(Nt.shape[0]):
+        s = 0.0
+        for e in range(lo, hi):
+            s += counts[e] * zeta[e, t]
+        Nt[t] = s
+
+
+@njit(cache=True)
+def _mapped_topic(varphi, d, t):
+    """The corpus topic document d's topic t maps to most (argmax_k varphi_dtk, the
+    first on ties)."""
+    m = 0
+    for k in range(varphi.shape[2]):
+        if varphi[d, t, k] > varphi[d, t, m]:
+            m = k
+    return m
 
 
 @njit(cache=True)
@@ -84,11 +106,7 @@ def doc_bound(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
     b = np.empty(T - 1)
     elog_pi = np.empty(T)
     for d in range(D):
-        for t in range(T):
-            s = 0.0
-            for e in range(indptr[d], indptr[d + 1]):
-                s += counts[e] * zeta[e, t]
-            Nt[t] = s
+        _doc_topic_counts(indptr[d], indptr[d + 1], counts, zeta, Nt)
         _sticks(Nt, alpha, elog_pi, a, b)
         out[d] = _one_bound(indptr[d], indptr[d + 1], d, indices, counts, elog_phi,
                             elog_beta, alpha, varphi, zeta, elog_pi, a, b)
@@ -279,15 +297,6 @@ def _labelled_assignment_step(e, lo, count, assign, row, base, mr, r, g, logG, w
 
 
 @njit(cache=True)
-def _doc_topic_counts(lo, hi, counts, zeta, Nt):
-    for t in range(Nt.shape[0]):
-        s = 0.0
-        for e in range(lo, hi):
-            s += counts[e] * zeta[e, t]
-        Nt[t] = s
-
-
-@njit(cache=True)
 def _try_document_change(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha, varphi,
                          zeta, Nt, elog_pi, a, b, bound, zeta_copy, varphi_copy):
     # keep the change just made to document d's factors if its bound rises, else put
@@ -319,19 +328,12 @@ def _tidy_document(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha, varph
     the stick order, pays for it on every word of that theme (its ``E[log pi_t]``), and
     the cheaper way out is to leak words into the wrong corpus topics.  Returns the
     document's bound; Nt and the sticks are left current."""
-    T, K = varphi.shape[1], varphi.shape[2]
+    T = varphi.shape[1]
     for t in range(T):
         for u in range(t + 1, T):
             if Nt[t] <= 0.0 or Nt[u] <= 0.0:
                 continue
-            kt = 0
-            ku = 0
-            for k in range(K):
-                if varphi[d, t, k] > varphi[d, t, kt]:
-                    kt = k
-                if varphi[d, u, k] > varphi[d, u, ku]:
-                    ku = k
-            if kt != ku:
+            if _mapped_topic(varphi, d, t) != _mapped_topic(varphi, d, u):
                 continue
             keep, gone = (t, u) if Nt[t] >= Nt[u] else (u, t)
             for e in range(lo, hi):
@@ -429,11 +431,7 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
         if ready:
             _label_r(d, varphi, Ex, r)
             _label_g(lo, hi, counts, zeta, r, g, logG, w)
-        for t in range(T):
-            s = 0.0
-            for e in range(lo, hi):
-                s += counts[e] * zeta[e, t]
-            Nt[t] = s
+        _doc_topic_counts(lo, hi, counts, zeta, Nt)
         _sticks(Nt, alpha, elog_pi, a, b)
         old = -np.inf
         bound = 0.0
@@ -537,11 +535,7 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                 _labelled_assignment_step(e, lo, counts[e], zeta, row, base, mr, r, g,
                                           logG, w, label_weight, lold, cand, prob, best,
                                           tmp)
-            for t in range(T):
-                s = 0.0
-                for e in range(lo, hi):
-                    s += counts[e] * zeta[e, t]
-                Nt[t] = s
+            _doc_topic_counts(lo, hi, counts, zeta, Nt)
             _sticks(Nt, alpha, elog_pi, a, b)
             bound = _one_bound(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha,
                                varphi, zeta, elog_pi, a, b)
@@ -637,3 +631,18 @@ def corpus_statistics(indptr, indices, counts, varphi, zeta, sstats, topic_count
                 for t in range(T):
                     s += zeta[e, t] * varphi[d, t, k]
                 sstats[k, w] += counts[e] * s
+
+
+@njit(cache=True)
+def doc_topic_mass(indptr, counts, varphi, zeta, out):
+    """``out[d, k] = sum_t N_dt varphi_dtk`` (D, K): document d's expected words on
+    corpus topic k (``N_dt`` its words on document topic t)."""
+    D, T, K = varphi.shape
+    Nt = np.empty(T)
+    for d in range(D):
+        _doc_topic_counts(indptr[d], indptr[d + 1], counts, zeta, Nt)
+        for k in range(K):
+            s = 0.0
+            for t in range(T):
+                s += Nt[t] * varphi[d, t, k]
+            out[d, k] = s

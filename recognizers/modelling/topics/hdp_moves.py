@@ -36,6 +36,7 @@ from numba import njit
 from scipy.special import digamma, gammaln
 
 from recognizers.modelling.chain import _normalise_inplace
+from recognizers.modelling.topics.hdp_core import _doc_topic_counts, _mapped_topic
 
 __all__ = ["topic_log_b", "neg_entropy", "stick_term", "merge_gains", "update_merge_gains",
            "stick_merge_gains", "split_proposal", "varphi_without_topic", "move_off_topic_words",
@@ -249,30 +250,20 @@ def _reassign_words(lo, hi, d, indices, counts, elog_phi, zeta, varphi, j, targe
         Ndk[k] = 0.0
         holder[k] = -1
     on_j = False
+    _doc_topic_counts(lo, hi, counts, zeta, Nt)
     for t in range(T):
-        s = 0.0
-        for e in range(lo, hi):
-            s += counts[e] * zeta[e, t]
-        Nt[t] = s
-        m = 0
-        for k in range(K):
-            if varphi[d, t, k] > varphi[d, t, m]:
-                m = k
+        m = _mapped_topic(varphi, d, t)
         if m == j and varphi[d, t, j] > 0.5:
             on_j = True
             continue
         for k in range(K):
-            Ndk[k] += s * varphi[d, t, k]
-        if s > 0.0 and (holder[m] < 0 or s > Nt[holder[m]]):
+            Ndk[k] += Nt[t] * varphi[d, t, k]
+        if Nt[t] > 0.0 and (holder[m] < 0 or Nt[t] > Nt[holder[m]]):
             holder[m] = t
     if not on_j:
         return False
     for t in range(T):
-        m = 0
-        for k in range(K):
-            if varphi[d, t, k] > varphi[d, t, m]:
-                m = k
-        if m != j or varphi[d, t, j] <= 0.5 or Nt[t] <= 0.0:
+        if _mapped_topic(varphi, d, t) != j or varphi[d, t, j] <= 0.5 or Nt[t] <= 0.0:
             continue
         for e in range(lo, hi):
             if zeta[e, t] <= 0.0:
@@ -352,9 +343,8 @@ def varphi_without_topic(indptr, indices, counts, elog_phi, elog_beta, zeta, var
     changed = 0
     for d in range(D):
         lo, hi = indptr[d], indptr[d + 1]
-        if not _reassign_words(lo, hi, d, indices, counts, elog_phi, zeta, varphi, j,
-                               targets, False, row, Ndk, Nt, holder):
-            continue
+        _reassign_words(lo, hi, d, indices, counts, elog_phi, zeta, varphi, j, targets,
+                        False, row, Ndk, Nt, holder)
         for t in range(T):
             if varphi[d, t, j] <= 0.0:
                 continue
@@ -385,18 +375,11 @@ def join_document_topics(indptr, counts, varphi, zeta, k):
     for d in range(D):
         lo, hi = indptr[d], indptr[d + 1]
         best = -1
+        _doc_topic_counts(lo, hi, counts, zeta, Nt)
         for t in range(T):
-            s = 0.0
-            for e in range(lo, hi):
-                s += counts[e] * zeta[e, t]
-            Nt[t] = s
-            mapped = 0
-            for m in range(K):
-                if varphi[d, t, m] > varphi[d, t, mapped]:
-                    mapped = m
-            if mapped != k:
+            if _mapped_topic(varphi, d, t) != k:
                 Nt[t] = -1.0
-            elif best < 0 or s > Nt[best]:
+            elif best < 0 or Nt[t] > Nt[best]:
                 best = t
         if best < 0:
             continue
@@ -426,16 +409,9 @@ def split_document_topics(indptr, counts, varphi, zeta, k, k2, share):
     split = 0
     for d in range(D):
         lo, hi = indptr[d], indptr[d + 1]
+        _doc_topic_counts(lo, hi, counts, zeta, Nt)
         for t in range(T):
-            s = 0.0
-            for e in range(lo, hi):
-                s += counts[e] * zeta[e, t]
-            Nt[t] = s
-            mapped = 0
-            for m in range(K):
-                if varphi[d, t, m] > varphi[d, t, mapped]:
-                    mapped = m
-            taken[t] = mapped == k  # (topics on k are split, not reused)
+            taken[t] = _mapped_topic(varphi, d, t) == k  # (topics on k are split, not reused)
         for t in range(T):
             if not taken[t] or Nt[t] <= 0.0:
                 continue

@@ -1,0 +1,479 @@
+"""The batch HDP's move search: which merges, deletes, purifies, splits, births and
+reorders to try, in what order, and whether to keep them (Hughes, Kim & Sudderth,
+"Reliable and scalable variational inference for the hierarchical Dirichlet process",
+AISTATS 2015).
+
+``MoveSearch`` is a mixin of ``hdp.HDP`` (and so of ``shdp.SupervisedHDP``): it uses the
+model's E-step, corpus update and bound, and the proposals of ``hdp_moves``.  Every
+proposal edits the document factors, sweeps the documents it moved (the others keep
+their memoized statistics), and is kept only if the exact whole-corpus bound rises, so
+``bound_`` never decreases; a refused proposal restores the state exactly.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from recognizers.modelling.topics.hdp_core import corpus_statistics as corpus_statistics_kernel
+from recognizers.modelling.topics.hdp_core import doc_topic_mass
+from recognizers.modelling.topics.hdp_moves import (join_document_topics, merge_gains,
+                                                    move_off_topic_words, neg_entropy,
+                                                    split_document_topics, split_proposal,
+                                                    stick_merge_gains, stick_term, topic_log_b,
+                                                    update_merge_gains, varphi_without_topic)
+
+__all__ = ["MoveSearch", "corpus_statistics", "moved_documents", "DocumentSubset"]
+
+
+def corpus_statistics(M, varphi, zeta) -> tuple[np.ndarray, np.ndarray]:
+    """``(sstats (K, W), counts (K,))`` of the corpus update from the document factors:
+    ``sum_e n_e sum_t zeta_et varphi_tk [w_e = w]`` and ``sum_d sum_t varphi_dtk``
+    (:func:`hdp_core.corpus_statistics`)."""
+    K = varphi.shape[2]
+    sstats = np.empty((K, M.shape[1]))
+    counts = np.empty(K)
+    corpus_statistics_kernel(M.indptr, M.indices, M.data.astype(np.float64), varphi, zeta,
+                             sstats, counts)
+    return sstats, counts
+
+
+def moved_documents(M, varphi_before, zeta_before, varphi, zeta, min_words) -> np.ndarray:
+    """Indices of the documents in which a proposal moved at least ``min_words`` words:
+    between corpus topics (``sum_k |m_dk - m'_dk|``, ``m_dk`` the document's words on
+    topic k, :func:`hdp_core.doc_topic_mass`) or between document topics
+    (``sum_e n_e sum_t |zeta_et - zeta'_et|``)."""
+    n = M.data.astype(np.float64)
+    D, _, K = varphi.shape
+    before, after = np.empty((D, K)), np.empty((D, K))
+    doc_topic_mass(M.indptr, n, varphi_before, zeta_before, before)
+    doc_topic_mass(M.indptr, n, varphi, zeta, after)
+    rows = np.repeat(np.arange(D), np.diff(M.indptr))
+    within = np.bincount(rows, n * np.abs(zeta - zeta_before).sum(1), minlength=D)
+    moved = np.abs(after - before).sum(1) + within
+    return np.flatnonzero(moved >= min_words)
+
+
+class DocumentSubset:
+    """Some documents of a CSR corpus: ``M`` their rows (int64 indices, as the kernels
+    want) and ``entries`` the positions of their word entries in the whole corpus
+    (the rows of zeta)."""
+
+    def __init__(self, M, docs):
+        lengths = np.diff(M.indptr)[docs]
+        indptr = np.zeros(docs.size + 1, np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        self.entries = (np.repeat(M.indptr[docs] - indptr[:-1], lengths)
+                        + np.arange(indptr[-1]))
+        self.M = sp.csr_matrix((M.data[self.entries], M.indices[self.entries], indptr),
+                               shape=(docs.size, M.shape[1]))
+        self.M.indptr = indptr
+        self.M.indices = M.indices[self.entries].astype(np.int64)
+
+
+class MoveSearch:
+    """Batch moves of the variational HDP (mixed into :class:`hdp.HDP`).
+
+    Moves run when the bound's relative change falls below ``_MOVE_TOL``, at most every
+    ``_MOVE_GAP`` iterations, and at convergence; each is kept only if the bound rises.
+    """
+
+    _MOVE_TOL = 1e-3
+    _MOVE_GAP = 3
+    _DELETE_SHARE = (1e-3, 0.2)   # delete candidates: topics with this share of words
+    _DELETE_TRIES = 3
+    _DELETE_SWEEPS = 2
+    _BIRTH_DOCS = 0.3             # birth targets: this share of the documents (>= 5)
+    _BIRTH_SWEEPS = 3
+    _BIRTH_TOPICS = 4
+    _JOIN_TRIES = 5               # merges tried with joined document topics and sweeps
+    _MERGE_SWEEPS = 3
+    _PURIFY_TRIES = 3             # purifies tried per round, most off-topic words first
+    _PURIFY_SWEEPS = 3
+    _SPLIT_TRIES = 4              # splits tried per round, best proposal first
+    _SPLIT_SWEEPS = 3
+    _RETRY_CHANGE = 0.05          # a failed move is retried once its topics change this much
+    _SWEEP_MASS = 0.5             # a proposal's sweeps: documents it moved this many words in
+
+    def _moves(self, M, varphi, zeta, bounds, labels, doc_bounds) -> bool:
+        """One round of merges, deletes, splits, a birth and a reorder (Hughes, Kim & Sudderth
+        2015), each kept only if the whole-corpus bound rises; every kept move appends
+        its bound to ``bounds``.  Returns whether any move was kept."""
+        kept = False
+        for move in (self._merge_moves, self._delete_moves, self._purify_moves,
+                     self._split_moves, self._birth_move, self._sort_move):
+            new = move(M, varphi, zeta, bounds[-1], labels, doc_bounds)
+            if new is not None:
+                bounds.append(new)
+                kept = True
+        return kept
+
+    def _forget_failed_moves(self) -> None:
+        """A new fit starts with no failed moves."""
+        self._failures = {}
+
+    def _remember_failure(self, key, topics) -> None:
+        """Move ``key`` failed; it depends on ``topics``, as they are now."""
+        topics = np.asarray(topics, dtype=np.int64)
+        self._failures[key] = (topics, self.components_[topics].copy())
+
+    def _may_try(self, key) -> bool:
+        """Whether the move ``key`` (e.g. ``("delete", j)``) is worth (re)trying: it never
+        failed, or one of the topics its proposal touched has since changed its word
+        counts by more than ``_RETRY_CHANGE`` of their size (a kept move touching it, or
+        the sweeps between rounds).  Retrying after every kept move anywhere, as before,
+        cost most of a fit's time: nearly all of those retries fail again."""
+        failure = self._failures.get(key)
+        if failure is None:
+            return True
+        topics, before = failure
+        now = self.components_[topics]
+        eta_total = float(self.topic_word_prior) * now.shape[1]
+        size = np.maximum(np.maximum(now.sum(1), before.sum(1)) - eta_total, 1.0)
+        if np.any(np.abs(now - before).sum(1) > self._RETRY_CHANGE * size):
+            del self._failures[key]
+            return True
+        return False
+
+    def _snapshot(self, varphi, zeta):
+        names = [n for n in ("components_", "stick_counts_", "topic_counts_", "stick_a_",
+                             "stick_b_", "coef_") if hasattr(self, n)]
+        return varphi.copy(), zeta.copy(), {n: getattr(self, n).copy() for n in names}
+
+    def _restore(self, snapshot, varphi, zeta) -> None:
+        varphi[...], zeta[...] = snapshot[0], snapshot[1]
+        for n, v in snapshot[2].items():
+            setattr(self, n, v)
+
+    def _globals_from_locals(self, M, varphi, zeta, labels) -> float:
+        """Corpus factors at their optimum given the document factors; the bound."""
+        self._set_globals(*corpus_statistics(M, varphi, zeta))
+        self._update_label_weights(M, varphi, zeta, labels)
+        return self._bound(M, varphi, zeta, labels)
+
+    def _merge_moves(self, M, varphi, zeta, bound, labels, doc_bounds=None):
+        """Merge every pair of topics whose merge raises the bound, best first.
+
+        The change of each merge is exact from the corpus statistics
+        (:func:`hdp_moves.merge_gains`); after each merge the pairs of the two topics
+        are re-scored, until no merge gains.  The merged state's bound is then
+        recomputed from scratch (with the label term, and ``coef_`` refitted, for the
+        supervised model) and kept only if it beats ``bound``.  Returns the new bound
+        or None.
+        """
+        K = self.n_components
+        eta, gamma = float(self.topic_word_prior), float(self.corpus_concentration)
+        S = self.components_ - eta
+        c = self.stick_counts_.copy()
+        V = varphi.reshape(-1, K).copy()
+        parts, logb, negent = merge_gains(S, c, V, eta, gamma)
+        sg = np.empty((K, K))
+        merges = []
+        while True:
+            stick_merge_gains(c, gamma, sg)
+            gains = parts + sg
+            i, j = np.unravel_index(int(np.argmax(gains)), gains.shape)
+            if not gains[i, j] > 1e-9 * abs(bound):
+                break
+            merges.append((int(i), int(j), float(gains[i, j])))
+            S[i] += S[j]
+            S[j] = 0.0
+            c[i] += c[j]
+            c[j] = 0.0
+            V[:, i] += V[:, j]
+            V[:, j] = 0.0
+            pair = np.array([i, j])
+            pair_logb = np.empty(2)
+            topic_log_b(S[pair], eta, pair_logb)
+            logb[pair] = pair_logb
+            negent[j] = 0.0
+            neg_entropy(V[:, i:i + 1], negent[i:i + 1])
+            update_merge_gains(S, V, eta, logb, negent, pair, parts)
+        new = None
+        if merges:
+            new = self._merge(M, varphi, zeta, bound, labels, [(i, j) for i, j, _ in merges])
+            if new is None and len(merges) > 1:  # (the label term can disagree)
+                new = self._merge(M, varphi, zeta, bound, labels, [merges[0][:2]])
+        # Pairs the statistics call (slightly) bad may still gain once each document
+        # joins its two document topics (join_document_topics): try the best few.
+        if new is None and not merges:
+            stick_merge_gains(c, gamma, sg)
+            gains = parts + sg
+            used = self.topic_counts_ >= self._DELETE_SHARE[0] * self.topic_counts_.sum()
+            gains[~used, :] = -np.inf
+            gains[:, ~used] = -np.inf
+            for i, j in zip(*np.nonzero(np.isfinite(gains))):
+                if not self._may_try(("merge", int(i), int(j))):
+                    gains[i, j] = -np.inf
+            flat = np.argsort(gains, axis=None)[::-1][:self._JOIN_TRIES]
+            for i, j in zip(*np.unravel_index(flat, gains.shape)):
+                if not np.isfinite(gains[i, j]):
+                    break
+                tried = self._merge(M, varphi, zeta, bound if new is None else new, labels,
+                                    [(int(i), int(j))], join=True)
+                if tried is not None:
+                    new = tried
+                    break  # indices changed; the next round re-scores
+        return new
+
+    def _merge(self, M, varphi, zeta, bound, labels, pairs, join=False):
+        """Merge topic j into topic i for each ``(i, j)`` of ``pairs`` in turn; keep the
+        result if its bound, recomputed from scratch, beats ``bound``.  With ``join``,
+        each document joins its document topics on i and the documents take
+        ``_MERGE_SWEEPS`` sweeps first (a merge of two halves of one theme often pays
+        only once the documents' words settle).  Returns the new bound, or None (state
+        unchanged)."""
+        snapshot = self._snapshot(varphi, zeta)
+        for i, j in pairs:
+            varphi[:, :, i] += varphi[:, :, j]
+            varphi[:, :, j] = 0.0
+            if hasattr(self, "coef_"):  # the merged topic's label weights: the mean
+                w = self.stick_counts_[[i, j]] + 1e-12
+                self.coef_[:, i] = (self.coef_[:, [i, j]] @ w) / w.sum()
+                self.coef_[:, j] = 0.0
+            if join:
+                join_document_topics(M.indptr, M.data.astype(np.float64), varphi, zeta, i)
+        if join:
+            return self._resweep_and_keep(M, varphi, zeta, labels, bound, snapshot,
+                                          self._MERGE_SWEEPS, key=("merge", *pairs[0]))
+        new = self._globals_from_locals(M, varphi, zeta, labels)
+        if new > bound:
+            return new
+        self._restore(snapshot, varphi, zeta)
+        return None
+
+    def _delete_moves(self, M, varphi, zeta, bound, labels, doc_bounds=None):
+        """Try deleting the smallest topics (words share in ``_DELETE_SHARE``), smallest
+        first; returns the bound after the kept deletes, or None."""
+        share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
+        lo, hi = self._DELETE_SHARE
+        candidates = [int(k) for k in np.argsort(share) if lo <= share[k] < hi
+                      and self._may_try(("delete", int(k)))]
+        new_bound = None
+        for j in candidates[:self._DELETE_TRIES]:
+            new = self._delete_move(M, varphi, zeta, bound, labels, j)
+            if new is not None:
+                bound = new_bound = new
+        return new_bound
+
+    def _delete_move(self, M, varphi, zeta, bound, labels, j):
+        """Delete topic j: every document topic mapped to it moves to its best other
+        topics (:func:`hdp_moves.varphi_without_topic`), the corpus factors follow and
+        the documents take ``_DELETE_SWEEPS`` sweeps without topic j.
+        Kept only if the bound rises: returns the new bound, or None (state unchanged;
+        deleting an empty topic changes nothing)."""
+        snapshot = self._snapshot(varphi, zeta)
+        elog_phi, elog_beta = self._elogs()
+        if varphi_without_topic(M.indptr, M.indices, M.data.astype(np.float64), elog_phi,
+                                elog_beta, zeta, varphi, j) == 0:
+            return None
+        if hasattr(self, "coef_"):
+            self.coef_[:, j] = 0.0
+        # the words of the document topics that mapped to j find their new places
+        return self._resweep_and_keep(M, varphi, zeta, labels, bound, snapshot,
+                                      self._DELETE_SWEEPS, forbid=j, key=("delete", j))
+
+    def _purify_moves(self, M, varphi, zeta, bound, labels, doc_bounds=None):
+        """Try purifying the used topics with the most words that another used topic
+        explains better (:func:`hdp_moves.move_off_topic_words`), most first: those
+        words move to the documents' topics of their themes, the documents take
+        ``_PURIFY_SWEEPS`` sweeps, and each purify is kept only if the whole-corpus
+        bound rises.  Returns the bound after the kept purifies, or None."""
+        share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
+        used = share >= 0.01
+        if used.sum() < 2:
+            return None
+        elog_phi = self._elogs()[0]
+        rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
+        owned = M.data[:, None] * np.einsum("et,etk->ek", zeta, varphi[rows])
+        own_score = elog_phi[:, M.indices].T                         # (nnz, K)
+        best_other = np.where(used, own_score, -np.inf)
+        off = np.zeros(self.n_components)
+        for k in np.flatnonzero(used):
+            others = np.delete(best_other, k, axis=1).max(1)
+            off[k] = owned[others > own_score[:, k], k].sum()
+        order = [k for k in np.argsort(-off) if off[k] >= 1.0 and used[k]
+                 and self._may_try(("purify", int(k)))]
+        new_bound = None
+        n = M.data.astype(np.float64)
+        for k in order[:self._PURIFY_TRIES]:
+            snapshot = self._snapshot(varphi, zeta)
+            move_off_topic_words(M.indptr, M.indices, n, self._elogs()[0], zeta, varphi,
+                                 int(k), used)
+            new = self._resweep_and_keep(M, varphi, zeta, labels, bound, snapshot,
+                                         self._PURIFY_SWEEPS, key=("purify", int(k)))
+            if new is not None:
+                bound = new_bound = new
+        return new_bound
+
+    def _split_moves(self, M, varphi, zeta, bound, labels, doc_bounds=None):
+        """Try splitting the used topics whose words a two-topic model explains best
+        (:func:`hdp_moves.split_proposal`'s gain), best first, into free slots; returns
+        the bound after the kept splits, or None.  A topic whose split failed is not
+        tried again until its topics change (:meth:`_may_try`)."""
+        share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
+        free = list(np.flatnonzero(share < self._DELETE_SHARE[0]))
+        candidates = [int(k) for k in np.flatnonzero(share >= 0.01)
+                      if self._may_try(("split", int(k)))]
+        if not free or not candidates:
+            return None
+        D, W = M.shape
+        rows = np.repeat(np.arange(D), np.diff(M.indptr))
+        n = M.data.astype(np.float64)
+        proposals = []
+        for k in candidates:
+            owned = n * np.einsum("et,et->e", zeta, varphi[rows, :, k])
+            keep = np.flatnonzero(owned > 1e-8)
+            part, gain = split_proposal(rows[keep], M.indices[keep], owned[keep], D, W,
+                                        float(self.topic_word_prior),
+                                        0.5 * float(self.doc_concentration),
+                                        self.seed_ + int(k))
+            if gain > 0:
+                full = np.zeros(M.nnz)
+                full[keep] = part
+                proposals.append((gain, int(k), full))
+            else:  # (no proposal until the topic changes)
+                self._remember_failure(("split", int(k)), [k])
+        proposals.sort(key=lambda p: -p[0])
+        new_bound = None
+        for gain, k, part in proposals[:self._SPLIT_TRIES]:
+            if not free:
+                break
+            new = self._split_move(M, varphi, zeta, bound, labels, k, int(free[0]), part)
+            if new is not None:
+                bound = new_bound = new
+                free.pop(0)
+        return new_bound
+
+    def _split_move(self, M, varphi, zeta, bound, labels, k, k2, part):
+        """Split topic k into k and the empty topic k2: each document topic on k hands
+        the ``part`` (nnz,) share of its words to a free document topic mapped to k2
+        (:func:`hdp_moves.split_document_topics`), the corpus factors follow and the
+        documents take ``_SPLIT_SWEEPS`` sweeps.  Kept only if the bound rises:
+        returns the new bound, or None (state unchanged)."""
+        snapshot = self._snapshot(varphi, zeta)
+        if split_document_topics(M.indptr, M.data.astype(np.float64), varphi, zeta, k, k2,
+                                 part) == 0:
+            return None
+        if hasattr(self, "coef_"):  # both halves start with the topic's label weights
+            self.coef_[:, k2] = self.coef_[:, k]
+        return self._resweep_and_keep(M, varphi, zeta, labels, bound, snapshot,
+                                      self._SPLIT_SWEEPS, key=("split", k))
+
+    def _resweep_and_keep(self, M, varphi, zeta, labels, bound, snapshot, n_sweeps,
+                          forbid=None, key=None):
+        """Finish a proposal: globals from the edited document factors, up to
+        ``n_sweeps`` sweeps of the documents the proposal moved (topic ``forbid`` kept
+        empty), then keep it if the whole-corpus bound rose (returns the new bound) or
+        restore ``snapshot`` (returns None; a failure is remembered under ``key`` with
+        the statistics of the topics the proposal touched, for :meth:`_may_try`).
+
+        Only the documents in which the proposal moved at least ``_SWEEP_MASS`` words
+        (:func:`moved_documents`) are swept; the corpus statistics are the others'
+        memoized contributions plus theirs (Hughes, Kim & Sudderth's memoized
+        inference).  The exact whole-corpus bound after each sweep decides: the
+        proposal is kept as soon as it beats ``bound`` (the fit's next sweeps go on
+        from there), and given up when even the last sweep's gain, repeated for every
+        sweep left, would not reach it (coordinate ascent's gains shrink)."""
+        before = snapshot[2]["components_"]
+        new = self._globals_from_locals(M, varphi, zeta, labels)
+        docs = moved_documents(M, snapshot[0], snapshot[1], varphi, zeta, self._SWEEP_MASS)
+        if docs.size and n_sweeps and not new > bound:
+            part = DocumentSubset(M, docs)
+            v, z = varphi[docs], zeta[part.entries]
+            s, c = corpus_statistics(part.M, v, z)
+            rest_s, rest_c = self.components_ - self.topic_word_prior - s, self.stick_counts_ - c
+            sub_labels = None if labels is None else labels[docs]
+            for left in range(n_sweeps - 1, -1, -1):
+                s, c, _ = self._estep(part.M, v, z, False, sub_labels, forbid=forbid)
+                varphi[docs], zeta[part.entries] = v, z
+                self._set_globals(np.maximum(rest_s + s, 0.0), np.maximum(rest_c + c, 0.0))
+                self._update_label_weights(M, varphi, zeta, labels)
+                last, new = new, self._bound(M, varphi, zeta, labels)
+                if new > bound or new + left * max(new - last, 0.0) <= bound:
+                    break
+            if new > bound:  # decide on the exact optimum (no memoized round-off)
+                new = self._globals_from_locals(M, varphi, zeta, labels)
+        if new > bound:
+            return new
+        touched = np.flatnonzero(np.abs(self.components_ - before).sum(1) >= 1.0)
+        self._restore(snapshot, varphi, zeta)
+        if key is not None:
+            self._remember_failure(key, touched)
+        return None
+
+    def _birth_move(self, M, varphi, zeta, bound, labels, doc_bounds):
+        """Propose new topics in empty slots from the worst-explained documents.
+
+        Targets: the ``_BIRTH_DOCS`` share of the documents with the lowest bound per
+        word.  Each target's excess words (its counts above the model's prediction
+        ``N_d sum_k thetabar_dk phi_kw``) are clustered by k-means on their word
+        distributions into up to ``_BIRTH_TOPICS`` groups, one new topic each (``eta``
+        plus the group's excess counts).  Each target hands its excess words to its
+        least used document topic, mapped to its group's new topic; the documents
+        then take ``_BIRTH_SWEEPS`` coordinate-ascent sweeps, and the result is kept
+        only if the bound beats ``bound``.  Returns the new bound or None.  A failed
+        birth is tried again once the topics it touched change (:meth:`_may_try`).
+        """
+        share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
+        free = np.flatnonzero(share < self._DELETE_SHARE[0])
+        if free.size == 0 or not self._may_try(("birth",)):
+            return None  # no free slot, or births keep failing
+        lengths = np.bincount(np.repeat(np.arange(M.shape[0]), np.diff(M.indptr)),
+                              M.data, minlength=M.shape[0])
+        docs = np.flatnonzero(lengths > 0)
+        n_target = min(docs.size, max(5, int(self._BIRTH_DOCS * M.shape[0])))
+        if n_target < 2:
+            return None
+        targets = docs[np.argsort(doc_bounds[docs] / lengths[docs], kind="stable")[:n_target]]
+        phi = self.topic_word_
+        excess = []
+        for d in targets:
+            lo, hi = M.indptr[d], M.indptr[d + 1]
+            n, words = M.data[lo:hi].astype(np.float64), M.indices[lo:hi]
+            theta = n @ (zeta[lo:hi] @ varphi[d]) / lengths[d]
+            excess.append(np.maximum(n - lengths[d] * (theta @ phi[:, words]), 0.0))
+        E = np.zeros((n_target, M.shape[1]))
+        for r, d in enumerate(targets):
+            E[r, M.indices[M.indptr[d]:M.indptr[d + 1]]] = excess[r]
+        keep = E.sum(1) > 0
+        n_new = min(free.size, self._BIRTH_TOPICS, int(keep.sum()))
+        if n_new < 1:
+            return None
+        from sklearn.cluster import KMeans
+        P = E[keep] / E[keep].sum(1, keepdims=True)
+        group = np.full(n_target, -1)
+        group[keep] = KMeans(n_new, n_init=1, random_state=self.seed_ + len(free)).fit(
+            P).labels_ if n_new > 1 else 0
+        snapshot = self._snapshot(varphi, zeta)
+        self.components_ = self.components_.copy()
+        slots = free[:n_new]
+        for g, j in enumerate(slots):
+            self.components_[j] = self.topic_word_prior + E[group == g].sum(0)
+        for r, d in enumerate(targets):
+            if group[r] < 0:
+                continue
+            lo, hi = M.indptr[d], M.indptr[d + 1]
+            n = M.data[lo:hi].astype(np.float64)
+            t = int(np.argmin(n @ zeta[lo:hi]))
+            moved = (excess[r] / n)[:, None]
+            zeta[lo:hi] *= 1.0 - moved
+            zeta[lo:hi, t] += moved[:, 0]
+            varphi[d, t] = 0.0
+            varphi[d, t, slots[group[r]]] = 1.0
+        return self._resweep_and_keep(M, varphi, zeta, labels, bound, snapshot,
+                                      self._BIRTH_SWEEPS, key=("birth",))
+
+    def _sort_move(self, M, varphi, zeta, bound, labels, doc_bounds=None):
+        """Reorder the topics by their stick counts, largest first, if that raises the
+        corpus sticks' part of the bound (the only part an order changes)."""
+        c = self.stick_counts_
+        order = np.argsort(-c, kind="stable")
+        if np.array_equal(order, np.arange(c.size)):
+            return None
+        gain = stick_term(c[order], float(self.corpus_concentration)) - stick_term(
+            c, float(self.corpus_concentration))
+        if not gain > 1e-12 * abs(bound):
+            return None
+        self._permute_topics(order)
+        varphi[...] = varphi[:, :, order]
+        return bound + gain
