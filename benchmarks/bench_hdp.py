@@ -498,7 +498,7 @@ def topics(quick):
     print(f"planted bars: 6 topics over 48 words, {n_docs} train + {n_docs // 4} test documents "
           f"of {n_words} words, Dirichlet(0.3) proportions")
     print(f"settings: gamma=1 alpha0=1 eta=0.01, K={K} T={T}; ours batch max_iter={max_iter} "
-          f"(tol 1e-5, birth/merge/delete/purify/split moves, word-cluster start: HDP's defaults "
+          f"(tol 1e-5, restart/merge/delete/purify/split/birth moves, word-cluster start: HDP's defaults "
           f"otherwise); gensim {passes} "
           f"passes (chunksize 256, kappa 1, tau 64: its defaults); tomotopy {gibbs} Gibbs "
           f"sweeps, 1 worker, initial_k 2 (its default) and {K} (our truncation)")

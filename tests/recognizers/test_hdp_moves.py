@@ -1,4 +1,4 @@
-"""HDP's merge, delete, split, birth and reorder moves against brute force on tiny corpora:
+"""HDP's restart, merge, delete, split, birth and reorder moves against brute force on tiny corpora:
 the bound a move reports is the bound recomputed from scratch, the exact merge gains
 are the bound differences of actually merging, two copies of a topic always merge,
 deleting an empty topic changes nothing, births grow a run started with one topic."""
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from recognizers.modelling.datasets import make_labelled_bars
-from recognizers.modelling.topics.hdp import HDP
+from recognizers.modelling.topics.hdp import HDP, topic_frequencies
 from recognizers.modelling.topics.hdp_core import _doc_topic_counts, _mapped_topic, doc_topic_mass
 from recognizers.modelling.topics.hdp_moves import merge_gains, stick_merge_gains, stick_term
 from recognizers.modelling.topics.hdp_search import DocumentSubset, moved_documents
@@ -142,6 +142,58 @@ def test_a_kept_delete_reports_the_bound_from_scratch_and_a_refused_one_restores
     assert kept > 0 and refused > 0
 
 
+def test_a_kept_restart_reports_the_bound_from_scratch_and_a_refused_one_restores():
+    kept = 0
+    for seed in range(4):
+        m, M, varphi, zeta, bound = fitted_state(K=6, seed=seed)
+        before = m._snapshot(varphi, zeta)
+        assert m._restart_move(M, varphi, zeta, np.inf, None) is None  # cannot beat +inf
+        np.testing.assert_array_equal(varphi, before[0])
+        np.testing.assert_array_equal(zeta, before[1])
+        for n, v in before[2].items():
+            np.testing.assert_array_equal(getattr(m, n), v)
+        assert m._restart_move(M, varphi, zeta, bound, None) is None  # nothing changed since
+        m._forget_failed_moves()
+        new = m._restart_move(M, varphi, zeta, bound, None)
+        if new is not None:
+            kept += 1
+            assert new > bound
+            np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta), rtol=1e-10)
+            np.testing.assert_allclose(varphi.sum(2), 1.0)
+            np.testing.assert_allclose(zeta.sum(1), 1.0)
+    assert kept > 0
+
+
+def test_a_restart_frees_a_minority_theme_stuck_on_its_majority_topic():
+    # Sharp topics at the true bars; each document is 80 % one bar and 20 % another.
+    # A document whose two themes share one document topic is a fixed point of the
+    # warm-started sweeps; the restart gives the minority its own topic.
+    rng = np.random.default_rng(0)
+    X = np.zeros((12, 20), dtype=np.int64)
+    for d in range(12):
+        big, small = rng.choice(4, 2, replace=False)
+        np.add.at(X[d], 5 * big + rng.integers(0, 5, 40), 1)
+        np.add.at(X[d], 5 * small + rng.integers(0, 5, 10), 1)
+    m = HDP(4, doc_truncation=3, moves=False, random_state=0)
+    M = check_counts(X)
+    m._init_state(M)
+    m.components_[:] = m.topic_word_prior
+    for k in range(4):
+        m.components_[k, 5 * k:5 * k + 5] = 1000.0
+    varphi = np.zeros((12, 3, 4))
+    majority = (X.reshape(12, 4, 5).sum(2)).argmax(1)
+    varphi[np.arange(12), :, majority[:, None]] = 1.0  # every document topic on the majority
+    zeta = np.full((M.nnz, 3), 1.0 / 3)
+    m._estep(M, varphi, zeta, False)
+    m.stick_counts_ = varphi.sum((0, 1))
+    m._set_corpus_sticks()
+    assert np.all(varphi.argmax(2) == majority[:, None])  # stuck: no sweep moves them
+    bound = m._bound(M, varphi, zeta)
+    assert m._restart_move(M, varphi, zeta, bound, None) is not None
+    share = topic_frequencies(M, varphi, zeta)
+    np.testing.assert_allclose(share, X.reshape(12, 4, 5).sum(2) / 50, atol=0.02)
+
+
 def test_a_kept_purify_reports_the_bound_from_scratch_and_a_refused_one_restores():
     # words another used topic explains better leave each topic at once; kept only
     # if the whole-corpus bound rises, else the state is as it was
@@ -228,6 +280,10 @@ def test_supervised_moves_report_the_bound_from_scratch():
     new = m._merge_moves(M, varphi, zeta, bound, labels)
     assert new is not None and new > bound
     np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta, labels), rtol=1e-10)
+    restarted = m._restart_move(M, varphi, zeta, new, labels)   # with the label terms
+    assert restarted is not None and restarted > new
+    np.testing.assert_allclose(restarted, from_scratch(m, M, varphi, zeta, labels),
+                               rtol=1e-10)
 
 
 def test_the_document_helpers_match_numpy():

@@ -33,10 +33,11 @@ import math
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
-from scipy.special import digamma, gammaln
+from scipy.special import digamma, gammaln, logsumexp
 
 from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.topics.hdp_core import _doc_topic_counts, _mapped_topic
+from recognizers.modelling.topics.perplexity import entry_documents
 
 __all__ = ["topic_log_b", "neg_entropy", "stick_term", "merge_gains", "update_merge_gains",
            "stick_merge_gains", "split_proposal", "varphi_without_topic", "move_off_topic_words",
@@ -435,3 +436,35 @@ def split_document_topics(indptr, counts, varphi, zeta, k, k2, share):
             varphi[d, u, k2] += varphi[d, u, k]
             varphi[d, u, k] = 0.0
     return split
+
+
+def best_topic_start(M, elog_phi, elog_beta, doc_truncation):
+    """A document start from the words' best corpus topics: ``(varphi (D, T, K), zeta
+    (nnz, T))``.
+
+    Each word entry's responsibilities ``r_ek ∝ exp(E[log beta_k] + E[log phi_k,w_e])``
+    are summed over the document (``n_e r_ek``); its T biggest corpus topics, largest
+    first, become its document topics (``varphi_t`` one-hot on the t-th), and each
+    word is shared among them in proportion to ``r_ek``.  A random start (each
+    document topic a random blend of the document's words) is mapped to the corpus
+    topic of the blend's majority theme; with sharp topics every document topic can
+    end up on the same theme and the minority theme's words have nowhere to go, a
+    fixed point of coordinate ascent.  Depends on the document's own words only.
+    """
+    D, T, K = M.shape[0], int(doc_truncation), elog_phi.shape[0]
+    rows = entry_documents(M)
+    r = elog_beta[None, :] + elog_phi[:, M.indices].T              # (nnz, K)
+    r = np.exp(r - r.max(1, keepdims=True))
+    r /= r.sum(1, keepdims=True)
+    mass = np.zeros((D, K))
+    np.add.at(mass, rows, M.data[:, None] * r)
+    top = np.argsort(-mass, axis=1, kind="stable")[:, :T]           # (D, min(T, K))
+    varphi = np.zeros((D, T, K))
+    t = np.arange(top.shape[1])
+    varphi[np.arange(D)[:, None], t[None, :], top] = 1.0
+    if T > K:  # (more document topics than corpus topics: the rest start on the prior)
+        varphi[:, K:] = np.exp(elog_beta - logsumexp(elog_beta))
+    zeta = np.zeros((M.nnz, T))
+    zeta[:, :top.shape[1]] = np.take_along_axis(r, top[rows], axis=1) + 1e-12
+    zeta /= zeta.sum(1, keepdims=True)
+    return varphi, zeta

@@ -34,7 +34,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from recognizers.modelling.topics import lda_core as core
-from recognizers.modelling.topics.perplexity import check_counts, check_vocabulary, heldout_perplexity
+from recognizers.modelling.topics.perplexity import (check_counts, check_vocabulary,
+                                                        entry_documents, heldout_perplexity)
 
 __all__ = ["LDA", "merge_shards"]
 
@@ -218,7 +219,7 @@ class LDA(TransformerMixin, BaseEstimator):
         sweeps = self.max_iter or 1000
         prior = np.full((K, W), self.topic_word_prior_) if from_scratch \
             else np.array(self.components_)
-        doc = np.repeat(np.repeat(np.arange(M.shape[0]), np.diff(M.indptr)), M.data)
+        doc = np.repeat(entry_documents(M), M.data)
         word = np.repeat(M.indices, M.data)
         rng = np.random.default_rng(self._seed + self.n_documents_seen_)
         z = rng.integers(0, K, size=doc.size)
@@ -271,7 +272,7 @@ class LDA(TransformerMixin, BaseEstimator):
         alpha, eta = self.doc_topic_prior_, self.topic_word_prior_
         e_log_theta = digamma(gamma) - digamma(gamma.sum(1, keepdims=True))
         e_log_beta = digamma(lam) - digamma(lam.sum(1, keepdims=True))
-        rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
+        rows = entry_documents(M)
         bound = 0.0
         for lo in range(0, len(rows), 1 << 16):  # (entries, K) blocks keep memory small
             r, c = rows[lo:lo + (1 << 16)], M.indices[lo:lo + (1 << 16)]

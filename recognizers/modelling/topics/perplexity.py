@@ -24,7 +24,8 @@ from sklearn.utils.validation import check_non_negative
 
 from recognizers.modelling.topics.lda_core import completion_loglik, fold_in_theta
 
-__all__ = ["heldout_perplexity", "split_documents", "check_counts", "check_vocabulary"]
+__all__ = ["heldout_perplexity", "split_documents", "check_counts", "check_vocabulary",
+           "entry_documents"]
 
 
 def check_vocabulary(M: sp.csr_matrix, n_words: int) -> sp.csr_matrix:
@@ -33,6 +34,11 @@ def check_vocabulary(M: sp.csr_matrix, n_words: int) -> sp.csr_matrix:
         raise ValueError("X has %d words but the model was fitted with %d; use the same "
                          "vocabulary" % (M.shape[1], n_words))
     return M
+
+
+def entry_documents(M) -> np.ndarray:
+    """The document (row) of each stored word entry of the CSR matrix ``M``, shape (nnz,)."""
+    return np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
 
 
 def check_counts(X, name: str = "X") -> sp.csr_matrix:
@@ -82,9 +88,7 @@ def split_documents(X, random_state=0) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     M = check_counts(X)
     rng = np.random.default_rng(random_state)
     D, W = M.shape
-    lengths = np.diff(M.indptr)
-    doc_of_entry = np.repeat(np.arange(D), lengths)
-    tok_doc = np.repeat(doc_of_entry, M.data)
+    tok_doc = np.repeat(entry_documents(M), M.data)
     tok_word = np.repeat(M.indices, M.data)
     n_tok = np.bincount(tok_doc, minlength=D)
     order = np.lexsort((rng.random(tok_doc.size), tok_doc))

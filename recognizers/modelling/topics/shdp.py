@@ -19,8 +19,8 @@ updates are the fixed points of ``hdp_core.doc_estep_labelled`` (their eqs. 18, 
 weights ``mu`` (``coef_``, (n_classes, K)) are an L-BFGS M-step on the label term with
 an L2 penalty ``label_penalty / 2 |mu|^2`` (not in the paper).  At test time the
 label terms are dropped: ``transform`` runs HDP's document updates from two starts
-(HDP's random one and the words' best topics, :func:`best_topic_start`) and keeps the
-one with the higher bound per document, and ``predict`` is
+(HDP's random one and the words' best topics, :func:`hdp_moves.best_topic_start`) and
+keeps the one with the higher bound per document, and ``predict`` is
 ``argmax_y mu_y . thetabar`` (eq. 14).  HDP's stick warm-up ``n_warm`` is Wang et al.'s.
 
 With ``label_weight = 0`` (or ``mu = 0``) every update is exactly HDP's.
@@ -39,43 +39,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from recognizers.modelling.topics.hdp import HDP
-from recognizers.modelling.topics.hdp_core import doc_bound, label_value_grad
+from recognizers.modelling.topics.hdp_core import label_value_grad
+from recognizers.modelling.topics.perplexity import entry_documents
 
 __all__ = ["SupervisedHDP", "label_statistics", "label_term", "label_grad_varphi",
-           "check_labels", "encode_labels", "best_topic_start"]
-
-
-# ---- the test-time document start ----------------------------------------------------
-def best_topic_start(M, elog_phi, elog_beta, doc_truncation):
-    """A document start from the words' best corpus topics: ``(varphi (D, T, K), zeta
-    (nnz, T))``.
-
-    Each word entry's responsibilities ``r_ek ∝ exp(E[log beta_k] + E[log phi_k,w_e])``
-    are summed over the document (``n_e r_ek``); its T biggest corpus topics, largest
-    first, become its document topics (``varphi_t`` one-hot on the t-th), and each
-    word is shared among them in proportion to ``r_ek``.  A random start (each
-    document topic a random blend of the document's words) is mapped to the corpus
-    topic of the blend's majority theme; with sharp topics every document topic can
-    end up on the same theme and the minority theme's words have nowhere to go, a
-    fixed point of coordinate ascent.  Depends on the document's own words only.
-    """
-    D, T, K = M.shape[0], int(doc_truncation), elog_phi.shape[0]
-    rows = np.repeat(np.arange(D), np.diff(M.indptr))
-    r = elog_beta[None, :] + elog_phi[:, M.indices].T              # (nnz, K)
-    r = np.exp(r - r.max(1, keepdims=True))
-    r /= r.sum(1, keepdims=True)
-    mass = np.zeros((D, K))
-    np.add.at(mass, rows, M.data[:, None] * r)
-    top = np.argsort(-mass, axis=1, kind="stable")[:, :T]           # (D, min(T, K))
-    varphi = np.zeros((D, T, K))
-    t = np.arange(top.shape[1])
-    varphi[np.arange(D)[:, None], t[None, :], top] = 1.0
-    if T > K:  # (more document topics than corpus topics: the rest start on the prior)
-        varphi[:, K:] = np.exp(elog_beta - logsumexp(elog_beta))
-    zeta = np.zeros((M.nnz, T))
-    zeta[:, :top.shape[1]] = np.take_along_axis(r, top[rows], axis=1) + 1e-12
-    zeta /= zeta.sum(1, keepdims=True)
-    return varphi, zeta
+           "check_labels", "encode_labels"]
 
 
 # ---- the label term (numpy; the kernel has the same formulas in numba) ---------------
@@ -84,7 +52,7 @@ def label_statistics(M, varphi, zeta):
     ``P_ek = sum_t zeta_et varphi_tk`` of every word entry, the documents' lengths and
     ``thetabar_dk = sum_e n_e P_ek / N_d`` (zero for an empty document)."""
     D, T, K = varphi.shape
-    rows = np.repeat(np.arange(D), np.diff(M.indptr))
+    rows = entry_documents(M)
     P = np.zeros((M.nnz, K))
     for t in range(T):
         P += zeta[:, t, None] * varphi[rows, t, :]
@@ -324,34 +292,6 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
         self.coef_ = self.coef_[:, order]
 
     # ---- test-time document factors ---------------------------------------------------
-    def local_factors(self, X):
-        """Document factors with the corpus fixed and no labels (what ``transform``,
-        ``predict`` and ``score`` use): HDP's random start and
-        :func:`best_topic_start`, each run to convergence, and per document the one
-        with the higher bound.
-
-        From the random start alone the sharp topics of a fitted model often leave a
-        document's minority theme on its majority theme's topic, and the prediction
-        ``mu . thetabar`` loses it (planted topics, eta = 0.01: accuracy 0.78 against
-        0.925, bound 12,800 nats lower over 200 documents; docs/benchmarks.md).
-
-        Returns
-        -------
-        M, varphi, zeta : as :meth:`HDP.local_factors`.
-        """
-        M, varphi, zeta = super().local_factors(X)
-        elog_phi, elog_beta = self._elogs()
-        plain = np.zeros(M.shape[0])
-        doc_bound(M.indptr, M.indices, M.data, elog_phi, elog_beta,
-                  float(self.doc_concentration), varphi, zeta, plain)
-        varphi2, zeta2 = best_topic_start(M, elog_phi, elog_beta, self.doc_truncation)
-        bound2 = self._estep(M, varphi2, zeta2, False)[2]
-        better = bound2 > plain
-        rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
-        varphi[better] = varphi2[better]
-        zeta[better[rows]] = zeta2[better[rows]]
-        return M, varphi, zeta
-
     # ---- fitting --------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):

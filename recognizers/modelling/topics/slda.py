@@ -40,7 +40,8 @@ from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.topics.hdp_core import (_label_g, _labelled_assignment_step,
                                             label_value_grad)
 from recognizers.modelling.topics.lda_core import _digamma
-from recognizers.modelling.topics.perplexity import check_counts, check_vocabulary, heldout_perplexity
+from recognizers.modelling.topics.perplexity import (check_counts, check_vocabulary,
+                                                        entry_documents, heldout_perplexity)
 from recognizers.modelling.topics.shdp import (TopicSoftmaxMixin, _check_classes, check_labels,
                                         encode_labels, fit_label_weights)
 
@@ -263,7 +264,7 @@ class SupervisedLDA(TopicSoftmaxMixin, ClassifierMixin, TransformerMixin, BaseEs
 
     def _zbar(self, M, phi):
         n = M.data.astype(np.float64)
-        rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
+        rows = entry_documents(M)
         N = np.bincount(rows, n, minlength=M.shape[0])
         per_doc = sp.csr_matrix((n, np.arange(M.nnz), M.indptr), shape=(M.shape[0], M.nnz))
         zbar = np.asarray(per_doc @ phi)
