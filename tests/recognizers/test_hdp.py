@@ -37,10 +37,11 @@ def test_batch_bound_is_monotone():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, 1, 2])
 def test_planted_bars_at_defaults_find_their_number(seed):
     # 6 planted bars, K = 20, default priors and start: the moves settle on 6 +/- 1
-    # topics (issue 31's goal) and every bar has a used topic close to it.
+    # topics (issue 31's goal) and every bar has a used topic close to it (seed 2:
+    # Hellinger 0.21 without the document restart, 0.08 with it).
     X, _, phi = bars(250, 80, seed=seed)
     m = HDP(20, random_state=seed).fit(X)
     assert np.all(np.diff(m.bound_) >= -1e-8 * np.abs(m.bound_[1:]))  # moves included
