@@ -11,9 +11,10 @@ restarts (from the words' best topics), merge, delete, purify, split, birth and 
 moves (Hughes, Kim & Sudderth 2015; exact merge gains and the proposals in
 ``hdp_moves``; which to try and when in ``hdp_search``) are kept only if the
 whole-corpus bound rises, so ``bound_`` never decreases.  ``transform`` infers each
-document from two starts and keeps the better.  ``partial_fit`` is the online (stochastic natural-gradient) form: each mini-batch's documents are
-inferred from scratch and the corpus factors move by ``rho = (tau0 + t)^-kappa``
-towards the estimate from ``total_samples`` copies of the batch (no moves).
+document from two starts and keeps the better.  ``partial_fit`` is the online
+(stochastic natural-gradient) form: each mini-batch's documents are inferred from
+scratch and the corpus factors move by ``rho = (tau0 + t)^-kappa`` towards the
+estimate from ``total_samples`` copies of the batch (no moves).
 
 The corpus sticks use ``sticks.py`` (E[log beta], conjugate Beta update, KL);
 the topics' E[log phi] ``dirichlet.expected_log``; the document kernel is
@@ -48,7 +49,8 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
     topics map to corpus topics), fitted by batch coordinate ascent with Hughes, Kim &
     Sudderth's moves: merges, deletes, splits and births, and document restarts, each
     kept only if the whole-corpus bound rises, so ``bound_`` never decreases and the
-    count of topics follows the bound rather than the start.  ``partial_fit`` is the online form (no moves).
+    count of topics follows the bound rather than the start.  ``partial_fit`` is the
+    online form (no moves).
 
     Parameters
     ----------

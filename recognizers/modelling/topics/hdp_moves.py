@@ -1,5 +1,6 @@
 """The batch variational HDP's moves: exact bound changes of merges and reorders, and
-the proposals of deletes, purifies, splits and joined merges.
+the proposals of deletes, purifies, splits and joined merges, and the document
+restart's start from the words' best topics.
 
 Coordinate ascent cannot join two copies of one topic, nor empty a junk topic: every
 small step from such a state lowers the bound.  Hughes, Kim & Sudderth's memoized
