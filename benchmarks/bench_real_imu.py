@@ -192,7 +192,8 @@ def rows_at_defaults(Xtr, ytr, Xte, yte, seed):
              *acc(yte, [rec.predict(X) for X in Xte]), t, "defaults")]
     crf, t = timed(lambda: LinearChainCRF().fit(Xtr, ytr))
     rows.append(("linear-chain CRF, ours, `LinearChainCRF()` defaults",
-                 *acc(yte, crf.predict(Xte)), t, "objective %.1f, %d iterations" % (crf.objective_, crf.n_iter_)))
+                 *acc(yte, crf.predict(Xte)), t,
+                 "objective %.1f, %d iterations" % (crf.objective_, crf.n_iter_)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         hmm, t = timed(lambda: GaussianHMM(n_components=len(classes), random_state=seed)
