@@ -166,13 +166,49 @@ def row_crf(Xtr, ytr, Xte, yte, iterations):
     return rows
 
 
+def mapped_predictions(model, Xtr, ytr, Xte, classes, mapping):
+    """Test labels from an unsupervised HMM, its states mapped to the training labels."""
+    X, lengths = np.concatenate(Xtr), [len(x) for x in Xtr]
+    post = model.predict_proba(X, lengths)
+    C = cooccurrence(post, np.searchsorted(classes, np.concatenate(ytr)),
+                     model.n_components, len(classes))
+    lt = [len(x) for x in Xte]
+    states = model.predict(np.concatenate(Xte), lt)
+    return np.split(classes[map_states(C, mapping)[states]], np.cumsum(lt)[:-1])
+
+
+def rows_at_defaults(Xtr, ytr, Xte, yte, seed):
+    """Our estimators as a user gets them (the defaults rule, docs/benchmarks.md).
+
+    The rows above set ``transitions="counts"`` (walker recognizer ``hmm``), no
+    threshold features and up to 500 iterations (CRF), 100 iterations, tol 1e-4 and
+    restarts (Gaussian HMM EM); these rows give only the data and the seed.
+    """
+    from recognizers.modelling.crf import LinearChainCRF
+
+    classes = np.unique(np.concatenate(ytr))
+    rec, t = timed(lambda: HMMRecognizer().fit(Xtr, ytr))
+    rows = [("supervised discrete HMM, ours, `HMMRecognizer()` defaults (persistence)",
+             *acc(yte, [rec.predict(X) for X in Xte]), t, "defaults")]
+    crf, t = timed(lambda: LinearChainCRF().fit(Xtr, ytr))
+    rows.append(("linear-chain CRF, ours, `LinearChainCRF()` defaults",
+                 *acc(yte, crf.predict(Xte)), t,
+                 "objective %.1f, %d iterations" % (crf.objective_, crf.n_iter_)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hmm, t = timed(lambda: GaussianHMM(n_components=len(classes), random_state=seed)
+                       .fit(np.concatenate(Xtr), [len(x) for x in Xtr]))
+    rows.append(("unsupervised Gaussian HMM EM, ours, `GaussianHMM(K)` defaults, one-to-one "
+                 "mapping", *acc(yte, mapped_predictions(hmm, Xtr, ytr, Xte, classes,
+                                                          "hungarian")), t, "defaults"))
+    return rows
+
+
 def row_unsupervised(Xtr, ytr, Xte, yte, restarts, seed):
     classes = np.unique(np.concatenate(ytr))
     K = len(classes)
     X = np.concatenate(Xtr)
     lengths = [len(x) for x in Xtr]
-    Xt = np.concatenate(Xte)
-    lt = [len(x) for x in Xte]
     rows = []
     for name, cls in (("ours", GaussianHMM), ("hmmlearn", hl.GaussianHMM)):
         with warnings.catch_warnings():
@@ -193,11 +229,8 @@ def row_unsupervised(Xtr, ytr, Xte, yte, restarts, seed):
             return best[1]
 
         model, t = timed(fit)
-        post = model.predict_proba(X, lengths)
-        C = cooccurrence(post, np.searchsorted(classes, np.concatenate(ytr)), K, K)
-        states = model.predict(Xt, lt)
         for mapping in ("hungarian", "majority"):
-            pred = np.split(classes[map_states(C, mapping)[states]], np.cumsum(lt)[:-1])
+            pred = mapped_predictions(model, Xtr, ytr, Xte, classes, mapping)
             label = "one-to-one" if mapping == "hungarian" else "majority"
             rows.append(("unsupervised Gaussian HMM EM, %s, %s mapping" % (name, label),
                          *acc(yte, pred), t, "best of %d restarts, loglik %.1f"
@@ -226,7 +259,8 @@ def main(argv=None):
              platform.machine()))
     rows = (row_discrete_hmm(Xtr, ytr, Xte, yte) + row_gaussian_hmm(Xtr, ytr, Xte, yte)
             + row_crf(Xtr, ytr, Xte, yte, args.iterations)
-            + row_unsupervised(Xtr, ytr, Xte, yte, args.restarts, args.seed))
+            + row_unsupervised(Xtr, ytr, Xte, yte, args.restarts, args.seed)
+            + rows_at_defaults(Xtr, ytr, Xte, yte, args.seed))
     print("| model | acc w0 %% | acc w%d %% | time s | note |" % WINDOW)
     print("|---|---|---|---|---|")
     for name, a0, aw, t, note in rows:
