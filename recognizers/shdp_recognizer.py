@@ -76,6 +76,9 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
     corpus_concentration : its gamma (larger: more topics; 5 keeps the activities'
         motion words apart better than 1).
     label_penalty : L2 penalty of the label weights (``SupervisedHDP.label_penalty``).
+    moves : the supervised HDP's birth, merge and delete moves in ``fit``
+        (``SupervisedHDP.moves``; off by default, unlike the estimator:
+        docs/benchmarks.md compares both on the walker experiments).
     max_iter : batch iterations of the supervised HDP; max_label_iter : L-BFGS
         iterations of each of its label-weight M-steps.
     train_hop : sub-windows between the documents fitted (documents ending at every
@@ -115,6 +118,7 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
         "doc_truncation": [Interval(numbers.Integral, 2, None, closed="left")],
         "corpus_concentration": [Interval(numbers.Real, 0, None, closed="neither")],
         "label_penalty": [Interval(numbers.Real, 0, None, closed="neither")],
+        "moves": ["boolean"],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_label_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "train_hop": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -126,7 +130,7 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
 
     def __init__(self, *, subwindow=25, window=8, n_words=32, smoothing=0.5,
                  n_components=40, doc_truncation=4, corpus_concentration=5.0,
-                 label_penalty=0.1, max_iter=30,
+                 label_penalty=0.1, moves=False, max_iter=30,
                  max_label_iter=10, train_hop=2, learning_offset=16.0, learning_decay=0.7,
                  learn_batch=20, random_state=0):
         self.subwindow = subwindow
@@ -137,6 +141,7 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
         self.doc_truncation = doc_truncation
         self.corpus_concentration = corpus_concentration
         self.label_penalty = label_penalty
+        self.moves = moves
         self.max_iter = max_iter
         self.max_label_iter = max_label_iter
         self.train_hop = train_hop
@@ -150,7 +155,7 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
 
     def _model(self, total_samples: float) -> SupervisedHDP:
         # Topics are not re-sorted after online steps, so topic_usage_ keeps its columns;
-        # no moves: merging look-alike topics raises the bound but costs the
+        # moves off by default: merging look-alike topics raises the bound but costs the
         # classifier its distinctions (walker exp1 fold 1: 9 topics, 18 % of documents
         # right, against 27 topics and 76 % without merges and with gamma = 5).
         # eta and the label weight are the values the walker figures in
@@ -158,7 +163,7 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
         # issue 31's second round), pinned so a change of defaults cannot move them.
         return SupervisedHDP(
             n_components=int(self.n_components), doc_truncation=int(self.doc_truncation),
-            corpus_concentration=float(self.corpus_concentration), moves=False,
+            corpus_concentration=float(self.corpus_concentration), moves=bool(self.moves),
             topic_word_prior=WALKER_TOPIC_WORD_PRIOR, label_weight=WALKER_LABEL_WEIGHT,
             label_penalty=float(self.label_penalty), max_iter=int(self.max_iter),
             max_label_iter=int(self.max_label_iter),
