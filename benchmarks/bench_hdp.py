@@ -354,10 +354,10 @@ def labelled_splits(name, quick, seed=0, folds=2, train_docs=None, doc_words=Non
     ``oracle`` is the planted sets' Bayes classifier's prediction on the test documents
     (from their true topic frequencies and weights), None on the text sets.
     ``train_docs`` keeps that many training documents per split: on the planted sets the
-    first ones of the same draw, so the test documents stay the same at every size and
-    the training sets are nested; on the text sets a stratified random subset (``seed``)
-    of each fold's training part, the vocabulary built from it.  ``doc_words`` sets the
-    planted documents' length.
+    first ones of the same draw (up to the set's own size: the test documents stay the
+    same and the training sets are nested; beyond it the draw is larger); on the text
+    sets a stratified random subset (``seed``) of each fold's training part, the
+    vocabulary built from it.  ``doc_words`` sets the planted documents' length.
     """
     from sklearn.model_selection import StratifiedKFold, train_test_split
     if name.startswith("planted"):
