@@ -395,6 +395,11 @@ def mean_std(accuracies) -> str:
     return f"{a.mean():.3f} +/- {a.std(ddof=1) if len(a) > 1 else 0.0:.3f}"
 
 
+def per_split(accuracies) -> str:
+    """The accuracies split by split (for paired comparisons between models)."""
+    return "splits " + " ".join(f"{a:.3f}" for a in accuracies)
+
+
 def sweep(quick, datasets, seeds=(0,), grid=SWEEP_GRID, peers=False, folds=2,
           train_docs=(None,), doc_words=None):
     """Accuracy of ``SupervisedHDP`` (its defaults but the grid's settings) over a grid of
@@ -428,7 +433,8 @@ def sweep(quick, datasets, seeds=(0,), grid=SWEEP_GRID, peers=False, folds=2,
         summary = {}
         if splits[0][1][4] is not None:
             summary["oracle"] = [np.mean(split[4] == split[3]) for _, split in splits]
-            print(f"  oracle (true thetabar and mu) {mean_std(summary['oracle'])}")
+            print(f"  oracle (true thetabar and mu) {mean_std(summary['oracle'])}  "
+                  f"{per_split(summary['oracle'])}")
         if peers:
             summary.update(sweep_peers(splits, [3, 6, 12] if name.startswith("planted")
                                        else [2, 5, 10, 20]))
@@ -444,7 +450,8 @@ def sweep(quick, datasets, seeds=(0,), grid=SWEEP_GRID, peers=False, folds=2,
                 used.append(m.n_topics_used_)
             summary[f"sHDP eta={eta:g} lw={lw:g} moves={'on' if moves else 'off'}"] = accs
             print(f"  {eta:>5g} {lw:>12g} {'on' if moves else 'off':>5} {mean_std(accs):>16} "
-                  f"{np.mean(used):>6.1f} {time.process_time() - t:>7.1f}", flush=True)
+                  f"{np.mean(used):>6.1f} {time.process_time() - t:>7.1f}  {per_split(accs)}",
+                  flush=True)
         best = max((n for n in summary if n.startswith("sLDA")), default=None,
                    key=lambda n: np.mean(summary[n]))
         print(f"  summary, {len(splits[0][1][1])} training documents: " + "; ".join(
@@ -468,8 +475,8 @@ def sweep_peers(splits, Ks):
                 warnings.simplefilter("ignore", FutureWarning)
                 accs.append(np.mean(make(seed).fit(Xtr, ytr).predict(Xte) == yte))
         out[name] = accs
-        print(f"  {name:<30} {mean_std(accs)} ({time.process_time() - t:.1f} cpu s)",
-              flush=True)
+        print(f"  {name:<30} {mean_std(accs)} ({time.process_time() - t:.1f} cpu s)  "
+              f"{per_split(accs)}", flush=True)
     return out
 
 

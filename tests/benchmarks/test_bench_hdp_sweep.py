@@ -54,10 +54,11 @@ def test_text_training_subsets_are_stratified_and_keep_the_test_fold():
 
 
 def _printed(out, name):
-    """(mean, std) printed on the line starting with name."""
+    """(mean, std, per-split accuracies) printed on the line starting with name."""
     line = next(ln for ln in out.splitlines() if ln.strip().startswith(name))
     mean, std = re.search(r"(\d\.\d{3}) \+/- (\d\.\d{3})", line).groups()
-    return float(mean), float(std)
+    splits = [float(a) for a in line.split("splits ")[1].split()]
+    return float(mean), float(std), splits
 
 
 @pytest.mark.slow
@@ -80,7 +81,8 @@ def test_sweep_prints_the_mean_and_std_of_the_models_it_names(capsys):
         shdp.append(np.mean(m.predict(Xte) == yte))
         oracle.append(np.mean(orc == yte))
     for name, accs in (("LR on counts", lr), ("0.01", shdp), ("oracle", oracle)):
-        mean, std = _printed(out, name)
+        mean, std, splits = _printed(out, name)
+        np.testing.assert_allclose(splits, accs, atol=5e-4)
         assert mean == pytest.approx(np.mean(accs), abs=5e-4)
         assert std == pytest.approx(np.std(accs, ddof=1), abs=5e-4)
     assert "summary, 40 training documents" in out
