@@ -16,9 +16,9 @@ document of the last ``window`` words is classified and the posterior smoothed,
 held, and before the first one the activities' training frequencies are output.  The
 latency is at most one sub-window plus one document's inference.  ``predict_proba``
 (offline) averages, for each frame, the posteriors of every document covering it.
-Every document is inferred on its own (the supervised HDP's document factors start
-from a seeded random state drawn per call), so streaming and offline use identical
-document posteriors.
+Every document is inferred on its own (the supervised HDP's ``transform``: a seeded
+random start drawn per call and a start from the words' best topics, the better by the
+bound kept), so streaming and offline use identical document posteriors.
 
 Online learning: ``partial_fit(sequences, labels)`` makes one online step of the
 supervised HDP on the documents of a new user's labelled sessions (codebook and
