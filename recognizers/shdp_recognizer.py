@@ -158,8 +158,8 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
         # moves off by default: with gamma = 1 and 30 topics, merging look-alike topics
         # cost the classifier its distinctions (walker exp1 fold 1: 9 topics, 18 % of
         # documents right, against 27 topics and 76 % without merges and with gamma =
-        # 5); at this class's settings they tie the pin on exp1 at 3.3 times the CPU
-        # (docs/benchmarks.md, issue 31).
+        # 5); at this class's settings they tie the pin on exp1 and exp2 at 3.3-3.8
+        # times the CPU (docs/benchmarks.md, issue 31).
         # eta and the label weight are the values the walker figures in
         # docs/benchmarks.md were measured with (SupervisedHDP's defaults again since
         # issue 31's second round), pinned so a change of defaults cannot move them.
