@@ -8,8 +8,7 @@ import pytest
 from recognizers.modelling.datasets import make_labelled_bars
 from recognizers.modelling.topics.hdp import HDP, topic_frequencies
 from recognizers.modelling.topics.hdp_core import _doc_topic_counts, _mapped_topic, doc_topic_mass
-from recognizers.modelling.topics.hdp_moves import (best_topic_start, merge_gains,
-                                                    stick_merge_gains, stick_term)
+from recognizers.modelling.topics.hdp_moves import merge_gains, stick_merge_gains, stick_term
 from recognizers.modelling.topics.hdp_search import DocumentSubset, moved_documents
 from recognizers.modelling.topics.perplexity import check_counts
 from recognizers.modelling.topics.shdp import SupervisedHDP
@@ -163,20 +162,6 @@ def test_a_kept_restart_reports_the_bound_from_scratch_and_a_refused_one_restore
             np.testing.assert_allclose(varphi.sum(2), 1.0)
             np.testing.assert_allclose(zeta.sum(1), 1.0)
     assert kept > 0
-
-
-def test_a_restart_takes_only_the_documents_it_raises_by_the_margin():
-    m, M, varphi, zeta, bound = fitted_state(K=6, seed=1)
-    current = m._estep(M, varphi, zeta, False)[2]
-    v2, z2 = best_topic_start(M, *m._elogs(), m.doc_truncation)
-    gain = m._estep(M, v2, z2, False)[2] - current
-    for margin in (np.inf, 0.5, 0.0):
-        v, z = varphi.copy(), zeta.copy()
-        took = m._take_better_start(M, v, z, current, margin=margin)
-        np.testing.assert_array_equal(took, gain > np.maximum(margin, 1e-9 * np.abs(current)))
-        np.testing.assert_array_equal(v[~took], varphi[~took])
-        np.testing.assert_array_equal(v[took], v2[took])
-    assert 0 < took.sum() < M.shape[0]
 
 
 def test_a_restart_frees_a_minority_theme_stuck_on_its_majority_topic():
