@@ -480,16 +480,15 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         doc_bounds = self._estep(M, varphi, zeta, True)[2]
         return varphi, zeta, doc_bounds
 
-    def _take_better_start(self, M, varphi, zeta, doc_bounds, labels=None,
-                           margin=0.0) -> np.ndarray:
+    def _take_better_start(self, M, varphi, zeta, doc_bounds, labels=None) -> np.ndarray:
         """Run every document from the words' best topics (:func:`best_topic_start`) to
         convergence and, where that beats ``doc_bounds`` (the bounds of ``varphi``,
-        ``zeta`` at the current corpus factors) by more than ``margin`` nats, take it,
-        in place.  Returns the mask of the documents that took it."""
+        ``zeta`` at the current corpus factors), take it, in place.  Returns the mask
+        of the documents that took it."""
         elog_phi, elog_beta = self._elogs()
         varphi2, zeta2 = best_topic_start(M, elog_phi, elog_beta, self.doc_truncation)
         bounds2 = self._estep(M, varphi2, zeta2, False, labels)[2]
-        better = bounds2 > doc_bounds + np.maximum(margin, 1e-9 * np.abs(doc_bounds))
+        better = bounds2 > doc_bounds + 1e-9 * np.abs(doc_bounds)
         entries = np.repeat(better, np.diff(M.indptr))
         varphi[better] = varphi2[better]
         zeta[entries] = zeta2[entries]

@@ -94,7 +94,6 @@ class MoveSearch:
     _SPLIT_SWEEPS = 3
     _RETRY_CHANGE = 0.05          # a failed move is retried once its topics change this much
     _SWEEP_MASS = 0.5             # a proposal's sweeps: documents it moved this many words in
-    _RESTART_GAIN = 1.0           # a restart takes the documents it raises by this many nats
 
     def _moves(self, M, varphi, zeta, bounds, labels, doc_bounds) -> bool:
         """One round of a document restart, merges, deletes, purifies, splits, a birth and
@@ -164,19 +163,14 @@ class MoveSearch:
         gives the minority words a document topic of their own.  A corpus topic that
         catches such documents' blends then survives every delete and merge, though
         the state without it has a higher bound (planted bars, seed 4: 9 topics at
-        -195,486 nats; 6 clean ones at -193,284 with this move).  Only documents it
-        raises by more than ``_RESTART_GAIN`` nats take it: without that margin,
-        dozens of documents gain a fraction of a nat from their second start
-        in every round, and the fit never settles (mini_newsgroup: 35 restarts kept
-        in 35 rounds, 3.5 times the CPU).  Returns the new bound, or None (state
-        unchanged).
+        -195,486 nats; 6 clean ones at -193,284 with this move).  Returns the new
+        bound, or None (state unchanged).
         """
         if not self._may_try(("restart",)):
             return None
         snapshot = self._snapshot(varphi, zeta)
         current = self._estep(M, varphi, zeta, False, labels)[2]  # their bounds, now
-        if self._take_better_start(M, varphi, zeta, current, labels,
-                                   margin=self._RESTART_GAIN).any():
+        if self._take_better_start(M, varphi, zeta, current, labels).any():
             new = self._globals_from_locals(M, varphi, zeta, labels)
             if new > bound:
                 return new
