@@ -76,8 +76,8 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
     corpus_concentration : its gamma (larger: more topics; 5 keeps the activities'
         motion words apart better than 1).
     label_penalty : L2 penalty of the label weights (``SupervisedHDP.label_penalty``).
-    moves : the supervised HDP's birth, merge and delete moves in ``fit``
-        (``SupervisedHDP.moves``; off by default, unlike the estimator:
+    moves : the supervised HDP's moves in ``fit`` (document restarts, merges, deletes,
+        births: ``SupervisedHDP.moves``; off by default, unlike the estimator:
         docs/benchmarks.md compares both on the walker experiments).
     max_iter : batch iterations of the supervised HDP; max_label_iter : L-BFGS
         iterations of each of its label-weight M-steps.
