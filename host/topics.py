@@ -158,9 +158,7 @@ def _estimator_of(header, arrays):
         raise ValueError("unknown HDP parameters in the header")
     hdp = HDP(**params)
     hdp._validate_params()  # a hand-edited header: refused here, not at first use
-    for name in hdp._learned_attributes:
-        value = np.asarray(arrays["hdp_" + name])
-        setattr(hdp, name, value.item() if value.ndim == 0 else value)
+    hdp.set_learned_state(arrays, "hdp_")
     topics = np.asarray(header["topics"])
     if (topics.ndim != 1 or topics.dtype.kind not in "iu"
             or hdp.components_.shape != (hdp.n_components, header["n_words"]) or len(topics) < 1

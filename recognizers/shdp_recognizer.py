@@ -162,7 +162,8 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
         # times the CPU (docs/benchmarks.md, issue 31).
         # eta and the label weight are the values the walker figures in
         # docs/benchmarks.md were measured with (SupervisedHDP's defaults again since
-        # issue 31's second round), pinned so a change of defaults cannot move them.
+        # issue 31's second round), pinned so a change of defaults cannot move them;
+        # so are the fixed priors (learn_priors came after those figures).
         return SupervisedHDP(
             n_components=int(self.n_components), doc_truncation=int(self.doc_truncation),
             corpus_concentration=float(self.corpus_concentration), moves=bool(self.moves),
@@ -171,7 +172,7 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
             max_label_iter=int(self.max_label_iter),
             learning_offset=float(self.learning_offset),
             learning_decay=float(self.learning_decay), total_samples=float(total_samples),
-            sort_topics=False, random_state=int(self.random_state))
+            sort_topics=False, learn_priors=False, random_state=int(self.random_state))
 
     # -- words and documents ------------------------------------------------------------
     def _standardise(self, X) -> np.ndarray:
@@ -441,9 +442,7 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
         if self.codebook_.centres.shape[1] != 2 * self.n_features_in_:
             raise ValueError("the codebook does not match the header's feature count")
         m = self._model(float(arrays["shdp_total_samples"]))
-        for name in m._learned_attributes:
-            value = np.asarray(arrays["shdp_" + name])
-            setattr(m, name, value.item() if value.ndim == 0 else value)
+        m.set_learned_state(arrays, "shdp_")
         C, K, V = len(self.classes_), int(self.n_components), self.codebook_.n_words
         doc_classes = np.asarray(arrays["doc_classes"], dtype=np.int64)
         if (m.components_.shape != (K, V) or m.coef_.shape != (len(doc_classes), K)

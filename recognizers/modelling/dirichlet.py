@@ -53,6 +53,7 @@ from scipy.special import digamma, gammaln
 
 __all__ = [
     "SECOND_MOMENTS",
+    "best_symmetric_prior",
     "check_concentration",
     "log_normaliser",
     "mean",
@@ -75,6 +76,31 @@ __all__ = [
 SECOND_MOMENTS = ("sum", "first")
 
 _DEFAULT_MIN_PRECISION = 1e-8
+
+
+def best_symmetric_prior(counts, current: float, lower: float = 1e-4,
+                         upper: float = 10.0) -> float:
+    """Empirical Bayes for a symmetric ``Dir(eta)`` prior shared by the rows of ``counts``
+    (shape ``(K, W)``, expected counts per row): the ``eta`` in ``[lower, upper]`` that
+    maximises the rows' part of the evidence lower bound with each ``q`` at its
+    conjugate optimum ``Dir(eta + counts_k)``, i.e. the collapsed
+
+        sum_k log B(eta + counts_k) - log B(eta 1)
+
+    (rows without counts add nothing).  A one-dimensional search in ``log eta``;
+    ``current`` is returned when it is at least as good (never lowers the bound)."""
+    from recognizers.modelling.sticks import _best_in_log_space
+
+    n = np.asarray(counts, dtype=np.float64)
+    n = n[n.sum(1) > 0]
+    W, totals = n.shape[1], n.sum(1)
+
+    def neg(log_eta):
+        eta = np.exp(log_eta)
+        return -float(np.sum(gammaln(eta + n)) - n.size * gammaln(eta)
+                      + n.shape[0] * gammaln(W * eta) - np.sum(gammaln(W * eta + totals)))
+
+    return _best_in_log_space(neg, current, lower, upper)
 
 
 def check_concentration(alpha, name: str = "alpha") -> np.ndarray:

@@ -26,9 +26,11 @@ Closed forms::
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import minimize_scalar
 from scipy.special import digamma, gammaln
 
 __all__ = [
+    "best_concentration",
     "beta_expected_logs",
     "concentration_posterior",
     "expected_log_weights",
@@ -136,6 +138,39 @@ def concentration_posterior(s1: float, s2: float, a, b) -> tuple[float | np.ndar
     shape = s1 + e_log_1mv.shape[-1]
     rate = s2 - e_log_1mv.sum(axis=-1)
     return shape, rate
+
+
+def best_concentration(counts, current: float, lower: float = 1e-3,
+                       upper: float = 1e3) -> float:
+    """Empirical Bayes for the ``Beta(1, alpha)`` sticks of ``counts`` (shape ``(..., L)``,
+    one truncated stick per leading index): the ``alpha`` in ``[lower, upper]`` that
+    maximises the sticks' part of the evidence lower bound with each ``q(v)`` at its
+    conjugate optimum (:func:`stick_posterior`), which is the collapsed
+
+        sum_k log B(1 + n_k, alpha + sum_{l>k} n_l) - log B(1, alpha),   k < L.
+
+    A one-dimensional search in ``log alpha``; ``current`` is returned when it is at
+    least as good, so the update never lowers the bound."""
+    n = np.asarray(counts, dtype=np.float64)
+    tail = (np.cumsum(n[..., ::-1], axis=-1)[..., ::-1])[..., 1:].ravel()
+    head = n[..., :-1].ravel()
+
+    def neg(log_alpha):
+        alpha = np.exp(log_alpha)
+        return -float(np.sum(gammaln(alpha + tail) - gammaln(1.0 + head + alpha + tail))
+                      + head.size * np.log(alpha))
+
+    return _best_in_log_space(neg, current, lower, upper)
+
+
+def _best_in_log_space(neg, current, lower, upper) -> float:
+    """The argmin of ``neg(log x)`` for x in ``[lower, upper]`` by a bounded scalar search,
+    or ``current`` (clipped) when it is at least as good."""
+    current = float(np.clip(current, lower, upper))
+    out = minimize_scalar(neg, bounds=(np.log(lower), np.log(upper)), method="bounded",
+                          options={"xatol": 1e-4})
+    best = float(out.x) if neg(float(out.x)) < neg(np.log(current)) else np.log(current)
+    return float(np.exp(best))
 
 
 def kl_beta(a, b, a0, b0) -> np.ndarray:

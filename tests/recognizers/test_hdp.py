@@ -72,6 +72,55 @@ def test_a_start_at_the_true_bars_keeps_them_pure():
     assert min(mass) > 0.97
 
 
+def test_learned_priors_maximise_the_whole_bound():
+    # learn_priors (empirical Bayes): given the document factors, each learnt prior is
+    # a maximum of the whole bound recomputed from scratch (the document kernel's
+    # terms plus the corpus KLs, corpus factors at their optimum): 10 % either way
+    # lowers it, and the update never lowers the bound of the priors it replaces.
+    from recognizers.modelling.topics.hdp_search import corpus_statistics
+    X, _, _ = bars(60, 40, seed=4)
+    m = HDP(8, doc_truncation=4, max_iter=12, moves=False, random_state=0).fit(X)
+    M, varphi, zeta = m.local_factors(X)
+    sstats, counts = corpus_statistics(M, varphi, zeta)
+    names = ("topic_word_prior_", "corpus_concentration_", "doc_concentration_")
+
+    def bound_at(values):
+        for name, value in zip(names, values):
+            setattr(m, name, value)
+        m._set_globals(sstats, counts)
+        return m._bound(M, varphi, zeta)
+
+    before = bound_at([1.0, 1.0, 1.0])
+    m._learn_priors(M, zeta, sstats, counts)
+    learnt = [getattr(m, name) for name in names]
+    best = bound_at(learnt)
+    assert best > before
+    for i in range(3):
+        for factor in (0.9, 1.1):
+            moved = list(learnt)
+            moved[i] *= factor
+            assert bound_at(moved) < best
+
+
+def test_a_model_file_from_before_learnt_priors_still_loads():
+    X, _, _ = bars(40, 30, seed=5)
+    m = HDP(6, doc_truncation=4, max_iter=5, random_state=0).fit(X)
+    arrays = {name: np.asarray(getattr(m, name)) for name in m._learned_attributes}
+    fresh = HDP(**m.get_params())
+    fresh.set_learned_state(arrays)
+    np.testing.assert_allclose(fresh.transform(X[:5]), m.transform(X[:5]), rtol=1e-12)
+    assert fresh.doc_concentration_ == m.doc_concentration_ != 1.0
+    old = {name: v for name, v in arrays.items() if name not in HDP._PRIORS}
+    legacy = HDP(**m.get_params())
+    legacy.set_learned_state(old)  # the priors it was fitted with: the parameters
+    assert (legacy.corpus_concentration_, legacy.doc_concentration_,
+            legacy.topic_word_prior_) == (1.0, 1.0, 0.01)
+    assert np.all(np.isfinite(legacy.transform(X[:5])))
+    del old["components_"]
+    with pytest.raises(KeyError):
+        HDP(**m.get_params()).set_learned_state(old)
+
+
 def test_transform_and_perplexity():
     X, _, _ = bars(60, 40, seed=2)
     m = HDP(8, doc_truncation=4, max_iter=10, random_state=0).fit(X)

@@ -27,7 +27,8 @@ def bars(n_docs, n_words, n_topics=4, block=5, seed=0):
 def fitted_state(K=5, T=3, seed=0, n_docs=25, n_words=20, iters=4):
     """A model part-way through a batch fit (no moves) and its document factors."""
     X = bars(n_docs, n_words, seed=seed)
-    m = HDP(K, doc_truncation=T, max_iter=iters, moves=False, random_state=seed)
+    m = HDP(K, doc_truncation=T, max_iter=iters, moves=False, learn_priors=False,
+            random_state=seed)  # (the moves' exact gains are at fixed priors)
     M = check_counts(X)
     m._init_state(M)
     varphi, zeta = m._fresh_local(M, np.random.default_rng(seed))
@@ -42,7 +43,8 @@ def from_scratch(m, M, varphi, zeta, labels=None):
     on a copy of the model."""
     c = HDP(**m.get_params()) if type(m) is HDP else SupervisedHDP(**m.get_params())
     for n in ("components_", "stick_counts_", "topic_counts_", "stick_a_", "stick_b_",
-              "coef_", "seed_", "classes_"):
+              "coef_", "seed_", "classes_", "corpus_concentration_", "doc_concentration_",
+              "topic_word_prior_"):
         if hasattr(m, n):
             setattr(c, n, np.copy(getattr(m, n)))
     c._update_label_weights = lambda *a, **k: None  # keep coef_ as it is

@@ -295,6 +295,7 @@ def sharp_bars_model(T=4):
     equal corpus sticks, class l loading on bar l."""
     K, W = 3, 12
     m = SupervisedHDP(K, doc_truncation=T, topic_word_prior=0.01, random_state=0)
+    m.corpus_concentration_, m.doc_concentration_, m.topic_word_prior_ = 1.0, 1.0, 0.01
     m.components_ = np.full((K, W), 0.01)
     for k in range(K):
         m.components_[k, 4 * k:4 * k + 4] += 500.0
@@ -309,7 +310,7 @@ def sharp_bars_model(T=4):
 def doc_bounds(m, M, varphi, zeta):
     elog_phi, elog_beta = m._elogs()
     out = np.zeros(M.shape[0])
-    doc_bound(M.indptr, M.indices, M.data, elog_phi, elog_beta, float(m.doc_concentration),
+    doc_bound(M.indptr, M.indices, M.data, elog_phi, elog_beta, float(m.doc_concentration_),
               varphi, zeta, out)
     return out
 

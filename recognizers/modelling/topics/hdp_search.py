@@ -130,27 +130,35 @@ class MoveSearch:
             return True
         topics, before = failure
         now = self.components_[topics]
-        eta_total = float(self.topic_word_prior) * now.shape[1]
+        eta_total = float(self.topic_word_prior_) * now.shape[1]
         size = np.maximum(np.maximum(now.sum(1), before.sum(1)) - eta_total, 1.0)
         if np.any(np.abs(now - before).sum(1) > self._RETRY_CHANGE * size):
             del self._failures[key]
             return True
         return False
 
+    _PRIORS = ("corpus_concentration_", "doc_concentration_", "topic_word_prior_")
+
     def _snapshot(self, varphi, zeta):
         names = [n for n in ("components_", "stick_counts_", "topic_counts_", "stick_a_",
-                             "stick_b_", "coef_") if hasattr(self, n)]
-        return varphi.copy(), zeta.copy(), {n: getattr(self, n).copy() for n in names}
+                             "stick_b_", "coef_") + self._PRIORS if hasattr(self, n)]
+        return varphi.copy(), zeta.copy(), {n: np.copy(getattr(self, n)) for n in names}
 
     def _restore(self, snapshot, varphi, zeta) -> None:
         varphi[...], zeta[...] = snapshot[0], snapshot[1]
         for n, v in snapshot[2].items():
-            setattr(self, n, v)
+            setattr(self, n, float(v) if n in self._PRIORS else v)
 
     def _globals_from_locals(self, M, varphi, zeta, labels) -> float:
-        """Corpus factors at their optimum given the document factors; the bound."""
-        self._set_globals(*corpus_statistics(M, varphi, zeta))
+        """Corpus factors (and with ``learn_priors`` the priors) at their optimum given
+        the document factors; the bound.  A proposal is judged with the priors learnt
+        for it: from 4 broad topics on NewsArticles, priors learnt for 4 topics refuse
+        every birth that priors learnt with it keep."""
+        sstats, counts = corpus_statistics(M, varphi, zeta)
+        self._set_globals(sstats, counts)
         self._update_label_weights(M, varphi, zeta, labels)
+        if self.learn_priors:
+            self._learn_priors(M, zeta, sstats, counts)
         return self._bound(M, varphi, zeta, labels)
 
     def _restart_move(self, M, varphi, zeta, bound, labels, doc_bounds=None):
@@ -189,7 +197,7 @@ class MoveSearch:
         or None.
         """
         K = self.n_components
-        eta, gamma = float(self.topic_word_prior), float(self.corpus_concentration)
+        eta, gamma = float(self.topic_word_prior_), float(self.corpus_concentration_)
         S = self.components_ - eta
         c = self.stick_counts_.copy()
         V = varphi.reshape(-1, K).copy()
@@ -352,8 +360,8 @@ class MoveSearch:
             owned = n * np.einsum("et,et->e", zeta, varphi[rows, :, k])
             keep = np.flatnonzero(owned > 1e-8)
             part, gain = split_proposal(rows[keep], M.indices[keep], owned[keep], D, W,
-                                        float(self.topic_word_prior),
-                                        0.5 * float(self.doc_concentration),
+                                        float(self.topic_word_prior_),
+                                        0.5 * float(self.doc_concentration_),
                                         self.seed_ + int(k))
             if gain > 0:
                 full = np.zeros(M.nnz)
@@ -409,7 +417,7 @@ class MoveSearch:
             part = DocumentSubset(M, docs)
             v, z = varphi[docs], zeta[part.entries]
             s, c = corpus_statistics(part.M, v, z)
-            rest_s, rest_c = self.components_ - self.topic_word_prior - s, self.stick_counts_ - c
+            rest_s, rest_c = self.components_ - self.topic_word_prior_ - s, self.stick_counts_ - c
             sub_labels = None if labels is None else labels[docs]
             for left in range(n_sweeps - 1, -1, -1):
                 s, c, _ = self._estep(part.M, v, z, False, sub_labels, forbid=forbid)
@@ -475,7 +483,7 @@ class MoveSearch:
         self.components_ = self.components_.copy()
         slots = free[:n_new]
         for g, j in enumerate(slots):
-            self.components_[j] = self.topic_word_prior + E[group == g].sum(0)
+            self.components_[j] = self.topic_word_prior_ + E[group == g].sum(0)
         for r, d in enumerate(targets):
             if group[r] < 0:
                 continue
@@ -497,8 +505,8 @@ class MoveSearch:
         order = np.argsort(-c, kind="stable")
         if np.array_equal(order, np.arange(c.size)):
             return None
-        gain = stick_term(c[order], float(self.corpus_concentration)) - stick_term(
-            c, float(self.corpus_concentration))
+        gain = stick_term(c[order], float(self.corpus_concentration_)) - stick_term(
+            c, float(self.corpus_concentration_))
         if not gain > 1e-12 * abs(bound):
             return None
         self._permute_topics(order)

@@ -243,7 +243,8 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
                  doc_concentration=1.0, topic_word_prior=0.01, max_iter=100, tol=1e-5,
                  max_doc_iter=100, doc_tol=1e-6, n_warm=3, learning_offset=1.0,
                  learning_decay=0.6, total_samples=1e4, sort_topics=True,
-                 moves=True, initial_topics=None, init="word-clusters", label_weight=1.0,
+                 moves=True, learn_priors=True, initial_topics=None, init="word-clusters",
+                 label_weight=1.0,
                  label_penalty=1.0,
                  max_label_iter=50, random_state=None):
         super().__init__(
@@ -253,7 +254,8 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
             max_doc_iter=max_doc_iter, doc_tol=doc_tol, n_warm=n_warm,
             learning_offset=learning_offset, learning_decay=learning_decay,
             total_samples=total_samples, sort_topics=sort_topics, moves=moves,
-            initial_topics=initial_topics, init=init, random_state=random_state)
+            learn_priors=learn_priors, initial_topics=initial_topics, init=init,
+            random_state=random_state)
         self.label_weight = label_weight
         self.label_penalty = label_penalty
         self.max_label_iter = max_label_iter
