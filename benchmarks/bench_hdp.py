@@ -609,7 +609,8 @@ def topics(quick):
         passes = max_iter
     print(f"planted bars: 6 topics over 48 words, {n_docs} train + {n_docs // 4} test documents "
           f"of {n_words} words, Dirichlet(0.3) proportions")
-    print(f"settings: gamma=1 alpha0=1 eta=0.01, K={K} T={T}; ours batch max_iter={max_iter} "
+    print(f"settings: gamma=1 alpha0=1 eta=0.01 (ours: the start of learn_priors' "
+          f"empirical Bayes), K={K} T={T}; ours batch max_iter={max_iter} "
           f"(tol 1e-5, restart/merge/delete/purify/split/birth moves, word-cluster start: HDP's defaults "
           f"otherwise); gensim {passes} "
           f"passes (chunksize 256, kappa 1, tau 64: its defaults); tomotopy {gibbs} Gibbs "
@@ -665,7 +666,8 @@ def real(quick, seed=0):
           f"{', '.join(NEWS_OUTLETS)} cut to their first {max_words} words; {Xtr.shape[0]} "
           f"train + {Xte.shape[0]} held-out documents (seed {seed}), {Xtr.shape[1]} words "
           f"(counts_of), {int(Xtr.sum())} + {int(Xte.sum())} tokens")
-    print(f"settings: gamma=1 alpha0=1 eta=0.01, T=10; ours HDP(n_components=K, "
+    print(f"settings: gamma=1 alpha0=1 eta=0.01 (ours: the start of learn_priors' "
+          f"empirical Bayes, learnt values printed), T=10; ours HDP(n_components=K, "
           f"initial_topics=S, random_state={seed}{', max_iter=%d' % max_iter if quick else ''}) "
           f"with (S, K) in {sorted(starts.items())}, its defaults otherwise (max_iter "
           f"{max_iter}, tol 1e-5, moves, word-cluster start); tomotopy HDPModel {gibbs} "
@@ -701,6 +703,9 @@ def real(quick, seed=0):
         name = f"HDP K={K} S={start}"
         used[name] = m.n_topics_used_
         ours[name] = show(name, m.n_topics_used_, m.n_iter_, m.completion_perplexity(Xte), secs)
+        print(f"    learnt priors: gamma {m.corpus_concentration_:.3g}, alpha0 "
+              f"{m.doc_concentration_:.3g}, eta {m.topic_word_prior_:.3g}; bound "
+              f"{m.bound_[-1]:.0f}", flush=True)
     tomotopy = {}
     for k0 in [2] + truncations:
         print(f"  ... tomotopy from initial_k {k0}", flush=True)

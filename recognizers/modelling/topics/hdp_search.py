@@ -92,6 +92,7 @@ class MoveSearch:
     _PURIFY_SWEEPS = 3
     _SPLIT_TRIES = 4              # splits tried per round, best proposal first
     _SPLIT_SWEEPS = 3
+    _RESTART_GAIN = 1e-4          # a restart gaining less is not retried until topics change
     _RETRY_CHANGE = 0.05          # a failed move is retried once its topics change this much
     _SWEEP_MASS = 0.5             # a proposal's sweeps: documents it moved this many words in
 
@@ -181,6 +182,8 @@ class MoveSearch:
         if self._take_better_start(M, varphi, zeta, current, labels).any():
             new = self._globals_from_locals(M, varphi, zeta, labels)
             if new > bound:
+                if new - bound < self._RESTART_GAIN * abs(bound):
+                    self._remember_failure(("restart",), np.arange(self.n_components))
                 return new
         self._restore(snapshot, varphi, zeta)
         self._remember_failure(("restart",), np.arange(self.n_components))

@@ -197,11 +197,14 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
         as :class:`HDP` (K, T, gamma, alpha_0, the batch and document loops, the
         stick warm-up, the online rate ``(tau0 + t)^-kappa`` and the corpus size
         an online mini-batch stands for, the batch start, the seed).
-    topic_word_prior : eta, default 0.01 (HDP's).  Chosen, with ``label_weight`` and
-        ``moves``, by the sweep in docs/benchmarks.md (``benchmarks/bench_hdp.py
-        --sweep``): with sharp topics and the test-time start of ``transform`` it finds
-        the 6 planted topics and scores 1.5 points under their oracle; Zhang et al.'s
-        0.5 keeps blends of two topics (13-16 used) for the same accuracy.
+    topic_word_prior : eta, default 0.01 (HDP's; with ``learn_priors``, the start of
+        its empirical-Bayes value ``topic_word_prior_``).  Chosen, with
+        ``label_weight`` and ``moves``, by the sweep in docs/benchmarks.md
+        (``benchmarks/bench_hdp.py --sweep``): with sharp topics and the test-time start
+        of ``transform`` it finds the 6 planted topics and scores 1.5 points under their
+        oracle; Zhang et al.'s 0.5 keeps blends of two topics (13-16 used) for the same
+        accuracy.
+    learn_priors : HDP's empirical Bayes for gamma, alpha_0 and eta (default True).
     moves : HDP's birth, merge, delete, purify and split moves in ``fit``, each kept
         only if the bound with the label term rises (default True, as HDP).
     label_weight : scale of the label term in the bound (default 1 = the paper; 0
@@ -215,7 +218,7 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
     components_, topic_word_, topic_weights_, topic_counts_, stick_a_, stick_b_,
     stick_counts_, n_topics_used_, bound_ (the bound with the label term, which is an
     approximation and need not rise), n_iter_, n_batches_, n_documents_seen_,
-    seed_ : as :class:`HDP`.
+    seed_, corpus_concentration_, doc_concentration_, topic_word_prior_ : as :class:`HDP`.
 
     ``_learned_attributes`` names the learned state (numpy arrays and numbers only):
     copy them, e.g. through npz, onto a fresh instance with the same parameters to
