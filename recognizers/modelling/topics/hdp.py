@@ -92,8 +92,9 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         update (and inside every move's proposal) each is set to the value that
         maximises the bound, so the bound, not a fixed guess, decides how costly a
         topic is; ``partial_fit`` keeps them at the parameters.  NewsArticles, start
-        of 30 topics: perplexity 1020 against 1108 with the fixed 1, 1, 0.01
-        (docs/benchmarks.md).
+        of 30 topics: perplexity 1018 against 1108 with the fixed 1, 1, 0.01.  From a
+        few broad topics (``initial_topics=5`` there) eta can grow towards a smoothed
+        mixture of unigrams (2 topics, eta 0.78; docs/benchmarks.md).
     initial_topics : int or None, default=None
         Topics the random start spreads the words over (None: all ``n_components``);
         births fill the others.
@@ -422,8 +423,8 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         of its collapsed term: :func:`dirichlet.best_symmetric_prior`,
         :func:`sticks.best_concentration`), then the corpus factors at their optimum
         again, so the bound never falls.  With the priors fixed at 1, 1 and 0.01 the
-        bound's best count of topics depends on the start (NewsArticles: 4 topics from
-        a start of 5, 25 from 30) and sits far from held-out perplexity's."""
+        bound on NewsArticles preferred 4 topics to 25, where held-out perplexity
+        preferred 25 (docs/benchmarks.md)."""
         self.topic_word_prior_ = dirichlet.best_symmetric_prior(sstats,
                                                                 self.topic_word_prior_)
         if counts.size >= 2:
