@@ -90,7 +90,7 @@ def test_learned_priors_maximise_the_whole_bound():
         m._set_globals(sstats, counts)
         return m._bound(M, varphi, zeta)
 
-    before = bound_at([1.0, 1.0, 1.0])
+    before = bound_at([m.topic_word_prior, m.corpus_concentration, m.doc_concentration])
     m._learn_priors(M, zeta, sstats, counts)
     learnt = [getattr(m, name) for name in names]
     best = bound_at(learnt)

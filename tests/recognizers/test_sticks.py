@@ -102,5 +102,6 @@ def test_best_concentration_maximises_the_stick_terms_of_the_bound():
     grid = np.exp(np.linspace(np.log(0.05), np.log(50), 400))
     assert stick_terms(best) >= max(stick_terms(g) for g in grid) - 1e-6
     assert 2.4 < best < 3.6
-    # never worse than the current value, even when the search's range excludes it
+    # from its own answer it finds nothing worse; the answer stays in [lower, upper]
+    assert stick_terms(sticks.best_concentration(counts, current=best)) >= stick_terms(best)
     assert sticks.best_concentration(counts, current=best, upper=0.5) == 0.5
