@@ -393,10 +393,7 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         self._forget_failed_moves()
         for it in range(self.max_iter):
             sstats, counts, doc_bounds = self._estep(M, varphi, zeta, it == 0, labels)
-            self._set_globals(sstats, counts)
-            self._update_label_weights(M, varphi, zeta, labels)
-            if self.learn_priors:
-                self._learn_priors(M, zeta, sstats, counts)
+            self._update_corpus(M, varphi, zeta, sstats, counts, labels)
             # The documents' bounds used E[log phi], E[log beta] of the old globals;
             # re-evaluate at the new ones with one more (monotone) sweep next round.
             bounds.append(self._bound(M, varphi, zeta, labels))
@@ -417,12 +414,21 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         self.n_topics_used_ = sticks.n_used(self.topic_counts_, 0.01)
         return self
 
+    def _update_corpus(self, M, varphi, zeta, sstats, counts, labels) -> None:
+        """The corpus step given the document factors and their statistics: the priors
+        (``learn_priors``), then the corpus factors and the label weights at their
+        optimum.  The fit's iterations and every move's proposal take it."""
+        if self.learn_priors:
+            self._learn_priors(M, zeta, sstats, counts)
+        self._set_globals(sstats, counts)
+        self._update_label_weights(M, varphi, zeta, labels)
+
     def _learn_priors(self, M, zeta, sstats, counts) -> None:
         """Empirical Bayes (``learn_priors``): eta, gamma and alpha_0 each set to the value
         that maximises the bound given the document factors (a one-dimensional search
         of its collapsed term: :func:`dirichlet.best_symmetric_prior`,
-        :func:`sticks.best_concentration`), then the corpus factors at their optimum
-        again, so the bound never falls.  With the priors fixed at 1, 1 and 0.01 the
+        :func:`sticks.best_concentration`; none needs the corpus factors, which the
+        caller sets after), so the bound never falls.  With the priors fixed at 1, 1 and 0.01 the
         bound on NewsArticles preferred 4 topics to 25, where held-out perplexity
         preferred 25 (docs/benchmarks.md)."""
         self.topic_word_prior_ = dirichlet.best_symmetric_prior(sstats,
@@ -434,7 +440,6 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
                                         shape=(M.shape[0], M.nnz)) @ zeta
         self.doc_concentration_ = sticks.best_concentration(doc_topic_words,
                                                             self.doc_concentration_)
-        self._set_globals(sstats, counts)
 
     def _bound(self, M, varphi, zeta, labels=None) -> float:
         """The full bound at the current globals and the given document factors."""

@@ -11,6 +11,8 @@ their memoized statistics), and is kept only if the exact whole-corpus bound ris
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -143,23 +145,19 @@ class MoveSearch:
     def _snapshot(self, varphi, zeta):
         names = [n for n in ("components_", "stick_counts_", "topic_counts_", "stick_a_",
                              "stick_b_", "coef_") + self._PRIORS if hasattr(self, n)]
-        return varphi.copy(), zeta.copy(), {n: np.copy(getattr(self, n)) for n in names}
+        return varphi.copy(), zeta.copy(), {n: copy.copy(getattr(self, n)) for n in names}
 
     def _restore(self, snapshot, varphi, zeta) -> None:
         varphi[...], zeta[...] = snapshot[0], snapshot[1]
         for n, v in snapshot[2].items():
-            setattr(self, n, float(v) if n in self._PRIORS else v)
+            setattr(self, n, v)
 
     def _globals_from_locals(self, M, varphi, zeta, labels) -> float:
         """Corpus factors (and with ``learn_priors`` the priors) at their optimum given
         the document factors; the bound.  A proposal is judged by the bound maximised
         over the priors too, as the fit's iterations judge their state: priors learnt
         for the old topics would charge a proposal for their mismatch."""
-        sstats, counts = corpus_statistics(M, varphi, zeta)
-        self._set_globals(sstats, counts)
-        self._update_label_weights(M, varphi, zeta, labels)
-        if self.learn_priors:
-            self._learn_priors(M, zeta, sstats, counts)
+        self._update_corpus(M, varphi, zeta, *corpus_statistics(M, varphi, zeta), labels)
         return self._bound(M, varphi, zeta, labels)
 
     def _restart_move(self, M, varphi, zeta, bound, labels, doc_bounds=None):
