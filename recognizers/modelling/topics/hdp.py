@@ -428,9 +428,9 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         that maximises the bound given the document factors (a one-dimensional search
         of its collapsed term: :func:`dirichlet.best_symmetric_prior`,
         :func:`sticks.best_concentration`; none needs the corpus factors, which the
-        caller sets after), so the bound never falls.  With the priors fixed at 1, 1 and 0.01 the
-        bound on NewsArticles preferred 4 topics to 25, where held-out perplexity
-        preferred 25 (docs/benchmarks.md)."""
+        caller sets after), so the bound never falls.  With the priors fixed at 1, 1
+        and 0.01 the bound on NewsArticles preferred 4 topics to 25, where held-out
+        perplexity preferred 25 (docs/benchmarks.md)."""
         self.topic_word_prior_ = dirichlet.best_symmetric_prior(sstats,
                                                                 self.topic_word_prior_)
         if counts.size >= 2:
