@@ -86,3 +86,21 @@ def test_sweep_prints_the_mean_and_std_of_the_models_it_names(capsys):
         assert mean == pytest.approx(np.mean(accs), abs=5e-4)
         assert std == pytest.approx(np.std(accs, ddof=1), abs=5e-4)
     assert "summary, 40 training documents" in out
+
+
+def test_topic_counts_of_the_real_corpus_part():
+    """The real part's three counts: 100 topics of 1/100 each are 100 by every count,
+    though each sits at the 1 % threshold; below it only the 0.1 % count and the
+    effective number still see them."""
+    equal = np.full(100, 7.0)
+    assert bench.n_used(equal) == 100 and bench.n_used(equal, 0.001) == 100
+    assert bench.effective_topics(equal) == pytest.approx(100.0)
+    # one big topic and 99 of 0.5 % each: the 1 % count sees one topic
+    share = np.r_[0.505, np.full(99, 0.005)]
+    assert bench.n_used(share) == 1 and bench.n_used(share, 0.001) == 100
+    p = share / share.sum()
+    assert bench.effective_topics(share) == pytest.approx(np.exp(-np.sum(p * np.log(p))))
+    assert 1.0 < bench.effective_topics(share) < 100.0
+    # empty topics add nothing
+    assert bench.effective_topics(np.r_[share, np.zeros(50)]) == pytest.approx(
+        bench.effective_topics(share))
