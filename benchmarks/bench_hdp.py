@@ -53,6 +53,7 @@ from recognizers.modelling.topics.perplexity import heldout_perplexity
 from recognizers.modelling.topics.shdp import SupervisedHDP
 from recognizers.modelling.topics.slda import SupervisedLDA
 from recognizers.modelling.datasets import make_labelled_bars, topic_recovery
+from recognizers.modelling.sticks import n_used
 
 
 def bars(n_docs, n_words, n_topics=6, block=8, concentration=0.3, seed=0):
@@ -64,11 +65,6 @@ def bars(n_docs, n_words, n_topics=6, block=8, concentration=0.3, seed=0):
         z = rng.choice(n_topics, n_words, p=theta[d])
         np.add.at(X[d], block * z + rng.integers(0, block, n_words), 1)
     return X
-
-
-def n_used(share, threshold=0.01):
-    share = np.asarray(share, float)
-    return int(np.count_nonzero(share / share.sum() >= threshold))
 
 
 def effective_topics(share):
