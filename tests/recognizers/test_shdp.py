@@ -340,7 +340,8 @@ def test_test_time_factors_take_the_better_start_by_the_bound():
     varphi2, zeta2 = best_topic_start(M, *m._elogs(), m.doc_truncation)
     m._estep(M, varphi2, zeta2, False)                   # the words' best topics
     best = np.maximum(doc_bounds(m, M, varphi0, zeta0), doc_bounds(m, M, varphi2, zeta2))
-    np.testing.assert_allclose(doc_bounds(m, M, varphi, zeta), best, rtol=1e-12)
+    # (the second start is taken only if it is better by more than 1e-9 of the bound)
+    np.testing.assert_allclose(doc_bounds(m, M, varphi, zeta), best, rtol=1e-9)
     # rows stay distributions, and a document's factors do not depend on the others
     np.testing.assert_allclose(varphi.sum(2), 1.0)
     np.testing.assert_allclose(zeta.sum(1), 1.0)
