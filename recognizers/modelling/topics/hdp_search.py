@@ -100,10 +100,10 @@ class MoveSearch:
     _SWEEP_MASS = 0.5             # a proposal's sweeps: documents it moved this many words in
 
     def _moves(self, M, varphi, zeta, bounds, labels, doc_bounds) -> bool:
-        """One round of a document restart, merges, deletes, purifies, splits, a birth and
-        a reorder (Hughes, Kim & Sudderth 2015), each kept only if the whole-corpus
-        bound rises; every kept move appends its bound to ``bounds``.  Returns whether
-        any move was kept."""
+        """One round of a document restart, merges, deletes, purifies, splits, births
+        and a reorder (Hughes, Kim & Sudderth 2015), each kept only if the whole-corpus
+        bound rises; every kept kind of move appends its bound to ``bounds``.  Returns
+        whether any move was kept."""
         kept = False
         for move in (self._restart_move, self._merge_moves, self._delete_moves,
                      self._purify_moves, self._split_moves, self._birth_moves,
