@@ -691,10 +691,14 @@ def real(quick, seed=0):
           f"{'perplexity':>10} {'cpu s':>8}   (topics: >= 1 % of the tokens; effective: "
           f"exp(entropy) of the shares)", flush=True)
 
+    def topic_counts(share):
+        """The three counts of a row: topics at 1 % and 0.1 %, and the effective number."""
+        return n_used(share), n_used(share, 0.001), effective_topics(share)
+
     def show(name, share, iters, ppl, secs):
-        print(f"  {name:<26} {n_used(share):>6} {n_used(share, 0.001):>6} "
-              f"{effective_topics(share):>9.1f} {iters:>10} {ppl:>10.1f} {secs:>8.2f}",
-              flush=True)
+        at_1, at_01, effective = topic_counts(share)
+        print(f"  {name:<26} {at_1:>6} {at_01:>6} {effective:>9.1f} {iters:>10} "
+              f"{ppl:>10.1f} {secs:>8.2f}", flush=True)
         return ppl, secs
 
     def ratios(peers):
@@ -711,9 +715,7 @@ def real(quick, seed=0):
                 **({"max_iter": max_iter} if quick else {})).fit(Xtr)
         secs = time.process_time() - t
         name = f"HDP K={K} S={start}"
-        used.setdefault(K, {})[start] = (n_used(m.topic_counts_),
-                                         n_used(m.topic_counts_, 0.001),
-                                         effective_topics(m.topic_counts_))
+        used.setdefault(K, {})[start] = topic_counts(m.topic_counts_)
         ours[name] = show(name, m.topic_counts_, m.n_iter_, m.completion_perplexity(Xte),
                           secs)
         print(f"    learnt priors: gamma {m.corpus_concentration_:.3g}, alpha0 "
