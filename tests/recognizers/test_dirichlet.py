@@ -265,3 +265,26 @@ def test_best_symmetric_prior_maximises_the_dirichlet_terms_of_the_bound():
     grid = np.exp(np.linspace(np.log(1e-3), np.log(5), 400))
     assert terms(best) >= max(terms(g) for g in grid) - 1e-6
     assert 0.03 < best < 0.08
+
+
+@pytest.mark.parametrize("scale", [1e-13, 1e-9])
+def test_best_symmetric_prior_with_tiny_expected_counts_is_the_exact_search(scale):
+    # Soft counts of a fitted topic model: most entries tiny, which the search sums
+    # by their series; its objective and argmax equal the exact gammaln ones.
+    from scipy.special import gammaln
+    from recognizers.modelling.sticks import _best_in_log_space
+    rng = np.random.default_rng(4)
+    counts = np.array([rng.multinomial(200, p) for p in
+                       rng.dirichlet(np.full(50, 0.05), size=5)], dtype=float)
+    counts += scale * rng.random(counts.shape)  # (every zero becomes tiny)
+    W, totals = counts.shape[1], counts.sum(1)
+
+    def neg(log_eta):
+        eta = np.exp(log_eta)
+        return -float(np.sum(gammaln(eta + counts)) - counts.size * gammaln(eta)
+                      + counts.shape[0] * gammaln(W * eta) - np.sum(gammaln(W * eta + totals)))
+
+    best = D.best_symmetric_prior(counts, current=1.0)
+    exact = _best_in_log_space(neg, 1.0, 1e-4, 10.0)
+    assert best == pytest.approx(exact, rel=1e-9)
+    assert 0.02 < best < 0.1

@@ -10,7 +10,8 @@ from recognizers.modelling.datasets import make_labelled_bars
 from recognizers.modelling.topics.hdp import HDP, topic_frequencies
 from recognizers.modelling.topics.hdp_core import _doc_topic_counts, _mapped_topic, doc_topic_mass
 from recognizers.modelling.topics.hdp_moves import merge_gains, stick_merge_gains, stick_term
-from recognizers.modelling.topics.hdp_search import DocumentSubset, moved_documents
+from recognizers.modelling.topics.hdp_search import (DocumentSubset, corpus_statistics,
+                                                    moved_documents)
 from recognizers.modelling.topics.perplexity import check_counts
 from recognizers.modelling.topics.shdp import SupervisedHDP
 
@@ -49,7 +50,9 @@ def from_scratch(m, M, varphi, zeta, labels=None):
         if hasattr(m, n):
             setattr(c, n, np.copy(getattr(m, n)))
     c._update_label_weights = lambda *a, **k: None  # keep coef_ as it is
-    return c._globals_from_locals(M, varphi.copy(), zeta.copy(), labels)
+    v, z = varphi.copy(), zeta.copy()
+    c._update_corpus(M, v, z, *corpus_statistics(M, v, z), labels)
+    return c._bound(M, v, z, labels)  # (doc_bound over every document, not memoized)
 
 
 def test_stick_term_is_the_bound_of_the_optimal_sticks():
@@ -360,6 +363,54 @@ def test_a_document_subset_and_the_documents_a_proposal_moved():
     np.testing.assert_array_equal(moved_documents(M, varphi, zeta, v, z, 0.5),
                                   np.flatnonzero(words >= 0.5))
     assert list(moved_documents(M, varphi, zeta, v, z, words[8] + 1e-9)) == [7]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_the_memoized_bound_is_the_bound_from_scratch(seed):
+    # the proposals' sweeps add the documents' local terms to the collapsed corpus
+    # terms instead of re-running doc_bound over the corpus; a topic left empty
+    # (K = 9 > the 4 bars) must add nothing
+    m, M, varphi, zeta, _ = fitted_state(K=9, seed=seed)
+    varphi[:, :, 8] = 0.0
+    varphi /= varphi.sum(2, keepdims=True)
+    for learn_priors in (False, True):
+        m.learn_priors = learn_priors
+        memo = m._globals_from_locals(M, varphi, zeta, None)
+        assert m.stick_counts_[8] == 0.0 and np.all(m.components_[8] == m.topic_word_prior_)
+        assert memo == pytest.approx(m._bound(M, varphi, zeta), rel=1e-12)  # doc_bound
+    # each document's local terms plus its E[log phi], E[log beta] terms is doc_bound
+    elog_phi, elog_beta = m._elogs()
+    data = np.zeros(M.shape[0])
+    rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
+    P = np.einsum("et,etk->ek", zeta, varphi[rows])
+    np.add.at(data, rows, M.data * np.einsum("ek,ke->e", P, elog_phi[:, M.indices]))
+    data += varphi.sum(1) @ elog_beta
+    from recognizers.modelling.topics.hdp_core import doc_bound
+    each = np.zeros(M.shape[0])
+    doc_bound(M.indptr, M.indices, M.data.astype(np.float64), elog_phi, elog_beta,
+              float(m.doc_concentration_), varphi, zeta, each)
+    np.testing.assert_allclose(m._local_bounds(M, varphi, zeta) + data, each, rtol=1e-12,
+                               atol=1e-9)
+
+
+def test_sweeping_some_documents_is_sweeping_them_in_the_whole_corpus():
+    # the E-step takes E[log phi] of the words its documents use only; documents are
+    # independent given the corpus factors, so a subset's factors and statistics are
+    # exactly its rows of a whole-corpus sweep
+    m, M, varphi, zeta, _ = fitted_state(K=6, seed=2)
+    docs = np.array([1, 4, 5, 17])
+    part = DocumentSubset(M, docs)
+    v, z = varphi[docs], zeta[part.entries]
+    s, c, b = m._estep(part.M, v, z, False)
+    s_all, c_all, b_all = m._estep(M, varphi, zeta, False)
+    np.testing.assert_array_equal(v, varphi[docs])
+    np.testing.assert_array_equal(z, zeta[part.entries])
+    np.testing.assert_array_equal(b, b_all[docs])
+    s_ref, c_ref = corpus_statistics(part.M, v, z)
+    np.testing.assert_allclose(s, s_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(c, c_ref, rtol=1e-12, atol=1e-12)
+    unused = np.setdiff1d(np.arange(M.shape[1]), part.M.indices)
+    assert unused.size and not s[:, unused].any()
 
 
 def test_a_failed_move_is_retried_only_once_its_topics_change():

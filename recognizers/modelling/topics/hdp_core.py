@@ -18,8 +18,8 @@ from numba import njit
 from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.topics.lda_core import _digamma
 
-__all__ = ["doc_bound", "doc_estep", "doc_estep_labelled", "label_value_grad",
-           "corpus_statistics", "doc_topic_mass"]
+__all__ = ["doc_bound", "doc_local_bound", "doc_estep", "doc_estep_labelled",
+           "label_value_grad", "corpus_statistics", "doc_topic_mass"]
 
 
 @njit(cache=True)
@@ -110,6 +110,39 @@ def doc_bound(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
         _sticks(Nt, alpha, elog_pi, a, b)
         out[d] = _one_bound(indptr[d], indptr[d + 1], d, indices, counts, elog_phi,
                             elog_beta, alpha, varphi, zeta, elog_pi, a, b)
+
+
+@njit(cache=True)
+def doc_local_bound(indptr, counts, alpha, varphi, zeta, out):
+    """Each document's bound without the terms in ``E[log phi]`` and ``E[log beta]``
+    (those are linear in the corpus statistics): its sticks' KL and the entropies and
+    ``E[log pi]`` terms of zeta and varphi.  :func:`doc_bound` is this plus
+    ``sum_e n_e sum_t zeta_et sum_k varphi_tk E[log phi_kw_e] + sum_tk varphi_tk
+    E[log beta_k]``."""
+    D = indptr.shape[0] - 1
+    T, K = varphi.shape[1], varphi.shape[2]
+    Nt = np.empty(T)
+    a = np.empty(T - 1)
+    b = np.empty(T - 1)
+    elog_pi = np.empty(T)
+    for d in range(D):
+        lo, hi = indptr[d], indptr[d + 1]
+        _doc_topic_counts(lo, hi, counts, zeta, Nt)
+        _sticks(Nt, alpha, elog_pi, a, b)
+        bound = 0.0
+        for e in range(lo, hi):
+            for t in range(T):
+                q = zeta[e, t]
+                if q > 0.0:
+                    bound += counts[e] * q * (elog_pi[t] - math.log(q))
+        for t in range(T):
+            for k in range(K):
+                q = varphi[d, t, k]
+                if q > 0.0:
+                    bound -= q * math.log(q)
+        for t in range(T - 1):
+            bound -= _kl_beta(a[t], b[t], 1.0, alpha)
+        out[d] = bound
 
 
 @njit(cache=True)

@@ -157,9 +157,12 @@ class MoveSearch:
         """Corpus factors (and with ``learn_priors`` the priors) at their optimum given
         the document factors; the bound.  A proposal is judged by the bound maximised
         over the priors too, as the fit's iterations judge their state: priors learnt
-        for the old topics would charge a proposal for their mismatch."""
+        for the old topics would charge a proposal for their mismatch.  The corpus
+        factors being the optimum of the statistics, the bound is the documents' local
+        terms plus :meth:`HDP._collapsed_corpus_bound` (a tenth of a doc_bound pass)."""
         self._update_corpus(M, varphi, zeta, *corpus_statistics(M, varphi, zeta), labels)
-        return self._bound(M, varphi, zeta, labels)
+        return (self._local_bounds(M, varphi, zeta).sum() + self._collapsed_corpus_bound()
+                + self._label_bound(M, varphi, zeta, labels))
 
     def _restart_move(self, M, varphi, zeta, bound, labels, doc_bounds=None):
         """Restart the documents that a fresh start from their words' best topics
@@ -424,12 +427,18 @@ class MoveSearch:
             s, c = corpus_statistics(part.M, v, z)
             rest_s, rest_c = self.components_ - self.topic_word_prior_ - s, self.stick_counts_ - c
             sub_labels = None if labels is None else labels[docs]
+            # The bound, memoized: the other documents' local terms are fixed, and the
+            # corpus factors are the optimum of their statistics (_collapsed_corpus_bound).
+            rest_local = self._local_bounds(M, varphi, zeta).sum() - self._local_bounds(
+                part.M, v, z).sum()
             for left in range(n_sweeps - 1, -1, -1):
                 s, c, _ = self._estep(part.M, v, z, False, sub_labels, forbid=forbid)
                 varphi[docs], zeta[part.entries] = v, z
                 self._set_globals(np.maximum(rest_s + s, 0.0), np.maximum(rest_c + c, 0.0))
                 self._update_label_weights(M, varphi, zeta, labels)
-                last, new = new, self._bound(M, varphi, zeta, labels)
+                last, new = new, (rest_local + self._local_bounds(part.M, v, z).sum()
+                                  + self._collapsed_corpus_bound()
+                                  + self._label_bound(M, varphi, zeta, labels))
                 if new > bound or new + left * max(new - last, 0.0) <= bound:
                     break
             if new > bound:  # decide on the exact optimum (no memoized round-off)

@@ -283,13 +283,11 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
             self.max_label_iter)
         self.coef_ = (1 - rho) * self.coef_ + rho * target
 
-    def _bound(self, M, varphi, zeta, labels=None) -> float:
-        bound = super()._bound(M, varphi, zeta)
+    def _label_bound(self, M, varphi, zeta, labels) -> float:
         if labels is None or self.label_weight == 0:
-            return bound
+            return 0.0
         rows, P, N, thetabar = label_statistics(M, varphi, zeta)
-        return (bound + self.label_weight * label_term(self.coef_, M, rows, P, N, thetabar,
-                                                       labels)
+        return (self.label_weight * label_term(self.coef_, M, rows, P, N, thetabar, labels)
                 - 0.5 * self.label_penalty * float(np.sum(self.coef_ ** 2)))
 
     def _permute_topics(self, order) -> None:
