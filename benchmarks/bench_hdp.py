@@ -75,9 +75,15 @@ def effective_topics(share):
     return float(np.exp(-np.sum(p * np.log(p))))
 
 
+def used_topics(share, threshold=0.01):
+    """Indices of the topics holding at least ``threshold`` of the tokens (the ones
+    ``n_used`` counts)."""
+    return np.flatnonzero(np.asarray(share) / np.sum(share) >= threshold)
+
+
 def recovery(topic_word, share, block=8, n_topics=6):
     """Worst bar's best mass on one of the used topics (1 = every bar found purely)."""
-    used = np.flatnonzero(np.asarray(share) / np.sum(share) >= 0.01)
+    used = used_topics(share)
     tw = topic_word[used]
     return float(min(tw[:, block * k:block * (k + 1)].sum(1).max() for k in range(n_topics)))
 
@@ -85,7 +91,7 @@ def recovery(topic_word, share, block=8, n_topics=6):
 def worst_hellinger(topic_word, share, block=8, n_topics=6):
     """Worst bar's Hellinger distance to its closest used topic (0 = every bar found
     exactly; issue 31's goal: <= 0.2)."""
-    used = np.flatnonzero(np.asarray(share) / np.sum(share) >= 0.01)
+    used = used_topics(share)
     tw = topic_word[used] / topic_word[used].sum(1, keepdims=True)
     worst = 0.0
     for k in range(n_topics):

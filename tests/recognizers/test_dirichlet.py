@@ -282,7 +282,8 @@ def test_best_symmetric_prior_with_tiny_expected_counts_is_the_exact_search(scal
     def neg(log_eta):
         eta = np.exp(log_eta)
         return -float(np.sum(gammaln(eta + counts)) - counts.size * gammaln(eta)
-                      + counts.shape[0] * gammaln(W * eta) - np.sum(gammaln(W * eta + totals)))
+                      + counts.shape[0] * gammaln(W * eta)
+                      - np.sum(gammaln(W * eta + totals)))
 
     best = D.best_symmetric_prior(counts, current=1.0)
     exact = _best_in_log_space(neg, 1.0, 1e-4, 10.0)

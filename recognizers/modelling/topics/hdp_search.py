@@ -425,7 +425,8 @@ class MoveSearch:
             part = DocumentSubset(M, docs)
             v, z = varphi[docs], zeta[part.entries]
             s, c = corpus_statistics(part.M, v, z)
-            rest_s, rest_c = self.components_ - self.topic_word_prior_ - s, self.stick_counts_ - c
+            rest_s = self.components_ - self.topic_word_prior_ - s
+            rest_c = self.stick_counts_ - c
             sub_labels = None if labels is None else labels[docs]
             # The bound, memoized: the other documents' local terms are fixed, and the
             # corpus factors are the optimum of their statistics (_collapsed_corpus_bound).
