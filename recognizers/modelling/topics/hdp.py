@@ -289,7 +289,7 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         lam = self.components_
         K, W = lam.shape
         # E[log phi] of the words M has only: a move's sweep of a few documents uses a
-        # tenth of the vocabulary, and digamma of all (K, W) was a third of its time.
+        # tenth of the vocabulary, and digamma of all (K, W) was a sixth of its time.
         words, columns = np.unique(M.indices, return_inverse=True)
         elog_phi = digamma(lam[:, words]) - digamma(lam.sum(1))[:, None]
         elog_beta = sticks.expected_log_weights(self.stick_a_, self.stick_b_)
