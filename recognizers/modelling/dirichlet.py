@@ -171,10 +171,12 @@ def raw_moment(alpha, counts) -> np.ndarray:
     return np.exp(logm)
 
 
-def expected_log(alpha) -> np.ndarray:
-    """``E[log theta_i] = psi(a_i) - psi(a0)`` (eq 4.8)."""
+def expected_log(alpha, columns=None) -> np.ndarray:
+    """``E[log theta_i] = psi(a_i) - psi(a0)`` (eq 4.8); with ``columns`` (indices on the
+    simplex axis) for those ``i`` only, ``a0`` still the whole sum."""
     a = check_concentration(alpha)
-    return digamma(a) - digamma(a.sum(-1, keepdims=True))
+    return (digamma(a if columns is None else a[..., columns])
+            - digamma(a.sum(-1, keepdims=True)))
 
 
 def _as_blocks(blocks) -> tuple[np.ndarray, ...]:

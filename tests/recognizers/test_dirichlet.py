@@ -58,6 +58,10 @@ def test_expected_log_matches_digamma_formula():
     a = np.array([1.0, 2.0, 3.0])
 
     assert np.allclose(D.expected_log(a), digamma(a) - digamma(a.sum()))
+    # some columns only (the HDP's E-step: the words its documents use), per row
+    rows = np.random.default_rng(0).gamma(0.5, size=(4, 9))
+    np.testing.assert_array_equal(D.expected_log(rows, columns=[1, 5, 8]),
+                                  D.expected_log(rows)[:, [1, 5, 8]])
 
 
 def test_product_raw_moment_multiplies_blocks():

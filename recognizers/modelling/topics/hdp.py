@@ -27,7 +27,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import digamma, gammaln
+from scipy.special import gammaln
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -36,7 +36,7 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative, valida
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.topics.hdp_core import (doc_bound, doc_estep, doc_estep_labelled,
                                                    doc_local_bound)
-from recognizers.modelling.topics.hdp_moves import best_topic_start
+from recognizers.modelling.topics.hdp_moves import best_topic_start, stick_term
 from recognizers.modelling.topics.hdp_search import MoveSearch
 from recognizers.modelling.topics.perplexity import entry_documents, heldout_perplexity
 
@@ -291,7 +291,7 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         # E[log phi] of the words M has only: a move's sweep of a few documents uses a
         # tenth of the vocabulary, and digamma of all (K, W) was a sixth of its time.
         words, columns = np.unique(M.indices, return_inverse=True)
-        elog_phi = digamma(lam[:, words]) - digamma(lam.sum(1))[:, None]
+        elog_phi = dirichlet.expected_log(lam, columns=words)
         elog_beta = sticks.expected_log_weights(self.stick_a_, self.stick_b_)
         if forbid is not None:
             elog_beta[forbid] = -1e30  # (finite: the label kernel multiplies it by 0)
@@ -479,13 +479,9 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         ``sum_k N_k E[log beta_k]`` and their KL.  With :meth:`_local_bounds` this is
         :meth:`_bound` (plain HDP) without a pass over the documents."""
         lam, eta = self.components_, float(self.topic_word_prior_)
-        K, W = lam.shape
-        topics = (float(np.sum(gammaln(lam)) - np.sum(gammaln(lam.sum(1))))
-                  - K * (W * gammaln(eta) - gammaln(W * eta)))
-        elog_beta = sticks.expected_log_weights(self.stick_a_, self.stick_b_)
-        kl_sticks = sticks.kl_beta(self.stick_a_, self.stick_b_, 1.0,
-                                   self.corpus_concentration_).sum()
-        return topics + float(self.stick_counts_ @ elog_beta) - float(kl_sticks)
+        topics = (lam.shape[0] * float(dirichlet.log_normaliser(np.full(lam.shape[1], eta)))
+                  - float(np.sum(dirichlet.log_normaliser(lam))))
+        return topics + stick_term(self.stick_counts_, float(self.corpus_concentration_))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
