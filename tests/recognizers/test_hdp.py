@@ -164,6 +164,43 @@ def test_document_sticks_are_the_closed_form():
     np.testing.assert_allclose(bounds[0], expect, rtol=1e-9)
 
 
+def test_document_tidying_keeps_the_bound_it_reports_exact():
+    """The kernel's joins of document topics mapped to one corpus topic and its
+    reorders by size reuse the words' cached scores; the bound it reports for each
+    document must be the one recomputed from scratch at the factors it leaves, and
+    both kinds of change must have happened for this to test them."""
+    from recognizers.modelling.topics.hdp_core import doc_bound, doc_estep
+    X, _, _ = bars(30, 40, seed=5)
+    m = HDP(6, doc_truncation=4, max_iter=3, moves=False, random_state=0).fit(X)
+    M = m._validate_counts(X, reset=False)
+    T, K = 4, m.n_components
+    rng = np.random.default_rng(1)
+    zeta = rng.dirichlet(np.full(T, 0.5), size=M.nnz)
+    varphi = np.zeros((M.shape[0], T, K))
+    varphi[:, :2, 0] = 1.0           # two document topics on one corpus topic: joins
+    varphi[:, 2:] = rng.dirichlet(np.ones(K), size=(M.shape[0], 2))
+    n = M.data.astype(float)
+    rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
+
+    def words_per_document_topic():
+        Nt = np.zeros((M.shape[0], T))
+        np.add.at(Nt, rows, n[:, None] * zeta)
+        return Nt
+
+    unsorted = np.any(np.diff(words_per_document_topic(), axis=1) > 0, axis=1)
+    elog_phi, elog_beta = m._elogs()
+    sstats, counts, reported = np.zeros((K, M.shape[1])), np.zeros(K), np.zeros(M.shape[0])
+    doc_estep(M.indptr, M.indices, n, elog_phi, elog_beta, 1.0, varphi, zeta, False, 0, 1,
+              0.0, sstats, counts, reported)
+    scratch = np.zeros(M.shape[0])
+    doc_bound(M.indptr, M.indices, n, elog_phi, elog_beta, 1.0, varphi, zeta, scratch)
+    np.testing.assert_allclose(reported, scratch, rtol=1e-12)
+    Nt = words_per_document_topic()
+    assert (Nt == 0.0).any()  # (zeta's update leaves no zero: only a join does)
+    now_sorted = np.all(np.diff(Nt, axis=1) <= 0.0, axis=1)
+    assert (now_sorted & unsorted).sum() > unsorted.sum() // 2 > 0  # reorders kept
+
+
 def test_label_objectives_are_the_bound_terms_they_name():
     # The supervised kernel's two line-search objectives (one shared kernel) against
     # the label term (9) recomputed in numpy from g = zeta r after the change.

@@ -71,29 +71,59 @@ def _kl_beta(a, b, a0, b0):
 
 
 @njit(cache=True)
-def _one_bound(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
-               elog_pi, a, b):
-    # document d's bound; elog_pi, a, b must be the sticks of the current zeta
-    K = elog_phi.shape[0]
-    T = varphi.shape[1]
-    bound = 0.0
+def _word_scores(lo, hi, d, indices, elog_phi_t, varphi, scores):
+    """``scores[e - lo, t] = sum_k varphi_dtk E[log phi_k,w_e]``: each word's expected
+    log probability under each of document d's topics, the inner sum of zeta's update
+    and of the bound.  elog_phi_t is E[log phi] transposed, (W, K), so that a word's
+    row is contiguous."""
+    T, K = varphi.shape[1], varphi.shape[2]
     for e in range(lo, hi):
         w = indices[e]
         for t in range(T):
-            q = zeta[e, t]
-            if q > 0.0:
-                s = elog_pi[t] - math.log(q)
-                for k in range(K):
-                    s += varphi[d, t, k] * elog_phi[k, w]
-                bound += counts[e] * q * s
+            s = 0.0
+            for k in range(K):
+                s += varphi[d, t, k] * elog_phi_t[w, k]
+            scores[e - lo, t] = s
+
+
+@njit(cache=True)
+def _varphi_terms(d, elog_beta, varphi):
+    """``sum_tk varphi_dtk (E[log beta_k] - log varphi_dtk)``: document d's terms of the
+    bound in varphi alone (the same for any order of its document topics)."""
+    T, K = varphi.shape[1], varphi.shape[2]
+    out = 0.0
     for t in range(T):
         for k in range(K):
             q = varphi[d, t, k]
             if q > 0.0:
-                bound += q * (elog_beta[k] - math.log(q))
+                out += q * (elog_beta[k] - math.log(q))
+    return out
+
+
+@njit(cache=True)
+def _bound_from_scores(lo, hi, counts, zeta, scores, elog_pi, a, b, alpha, varphi_terms):
+    """A document's bound from its words' :func:`_word_scores` and
+    :func:`_varphi_terms`; elog_pi, a, b must be the sticks of the current zeta.  A
+    change of zeta alone leaves both inputs as they are, so the document-topic joins
+    of :func:`_tidy_document` cost O(words x T) each, not O(words x T x K)."""
+    T = zeta.shape[1]
+    bound = varphi_terms
+    for e in range(lo, hi):
+        for t in range(T):
+            q = zeta[e, t]
+            if q > 0.0:
+                bound += counts[e] * q * (elog_pi[t] - math.log(q) + scores[e - lo, t])
     for t in range(T - 1):
         bound -= _kl_beta(a[t], b[t], 1.0, alpha)
     return bound
+
+
+@njit(cache=True)
+def _longest(indptr):
+    longest = 0
+    for d in range(indptr.shape[0] - 1):
+        longest = max(longest, indptr[d + 1] - indptr[d])
+    return longest
 
 
 @njit(cache=True)
@@ -105,11 +135,15 @@ def doc_bound(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
     a = np.empty(T - 1)
     b = np.empty(T - 1)
     elog_pi = np.empty(T)
+    scores = np.empty((_longest(indptr), T))
+    elog_phi_t = np.ascontiguousarray(elog_phi.T)
     for d in range(D):
-        _doc_topic_counts(indptr[d], indptr[d + 1], counts, zeta, Nt)
+        lo, hi = indptr[d], indptr[d + 1]
+        _doc_topic_counts(lo, hi, counts, zeta, Nt)
         _sticks(Nt, alpha, elog_pi, a, b)
-        out[d] = _one_bound(indptr[d], indptr[d + 1], d, indices, counts, elog_phi,
-                            elog_beta, alpha, varphi, zeta, elog_pi, a, b)
+        _word_scores(lo, hi, d, indices, elog_phi_t, varphi, scores)
+        out[d] = _bound_from_scores(lo, hi, counts, zeta, scores, elog_pi, a, b, alpha,
+                                    _varphi_terms(d, elog_beta, varphi))
 
 
 @njit(cache=True)
@@ -125,24 +159,14 @@ def doc_local_bound(indptr, counts, alpha, varphi, zeta, out):
     a = np.empty(T - 1)
     b = np.empty(T - 1)
     elog_pi = np.empty(T)
+    no_scores = np.zeros((_longest(indptr), T))
+    no_beta = np.zeros(K)
     for d in range(D):
         lo, hi = indptr[d], indptr[d + 1]
         _doc_topic_counts(lo, hi, counts, zeta, Nt)
         _sticks(Nt, alpha, elog_pi, a, b)
-        bound = 0.0
-        for e in range(lo, hi):
-            for t in range(T):
-                q = zeta[e, t]
-                if q > 0.0:
-                    bound += counts[e] * q * (elog_pi[t] - math.log(q))
-        for t in range(T):
-            for k in range(K):
-                q = varphi[d, t, k]
-                if q > 0.0:
-                    bound -= q * math.log(q)
-        for t in range(T - 1):
-            bound -= _kl_beta(a[t], b[t], 1.0, alpha)
-        out[d] = bound
+        out[d] = _bound_from_scores(lo, hi, counts, zeta, no_scores, elog_pi, a, b, alpha,
+                                    _varphi_terms(d, no_beta, varphi))
 
 
 @njit(cache=True)
@@ -330,55 +354,59 @@ def _labelled_assignment_step(e, lo, count, assign, row, base, mr, r, g, logG, w
 
 
 @njit(cache=True)
-def _try_document_change(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha, varphi,
-                         zeta, Nt, elog_pi, a, b, bound, zeta_copy, varphi_copy):
-    # keep the change just made to document d's factors if its bound rises, else put
-    # back the copies; returns the document's bound (sticks and Nt left current)
+def _bound_if_better(lo, hi, counts, alpha, zeta, Nt, elog_pi, a, b, bound, scores,
+                     varphi_terms):
+    # the bound after a change of a document's factors (Nt and the sticks made
+    # current), or -inf if it does not clearly beat ``bound`` (the caller undoes it)
     _doc_topic_counts(lo, hi, counts, zeta, Nt)
     _sticks(Nt, alpha, elog_pi, a, b)
-    new = _one_bound(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
-                     elog_pi, a, b)
+    new = _bound_from_scores(lo, hi, counts, zeta, scores, elog_pi, a, b, alpha,
+                             varphi_terms)
     if new > bound + 1e-9 * abs(bound):  # (a clear gain: ties do not flip the choice)
         return new
-    T = Nt.shape[0]
-    for e in range(lo, hi):
-        for t in range(T):
-            zeta[e, t] = zeta_copy[e - lo, t]
-    varphi[d] = varphi_copy
-    _doc_topic_counts(lo, hi, counts, zeta, Nt)
-    _sticks(Nt, alpha, elog_pi, a, b)
-    return bound
+    return -np.inf
 
 
 @njit(cache=True)
-def _tidy_document(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
-                   Nt, elog_pi, a, b, bound, zeta_copy, varphi_copy):
+def _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi, a, b, bound,
+                   scores, varphi_terms, zeta_copy, varphi_copy, scores_copy):
     """Two jumps coordinate ascent cannot make in one document, each kept only if the
     document's bound rises: join document topics mapped (mostly) to the same corpus
     topic, and order the document topics by their word counts, largest first.
 
     A document that keeps one theme in two document topics, or a big theme deep in
     the stick order, pays for it on every word of that theme (its ``E[log pi_t]``), and
-    the cheaper way out is to leak words into the wrong corpus topics.  Returns the
-    document's bound; Nt and the sticks are left current."""
+    the cheaper way out is to leak words into the wrong corpus topics.  ``scores`` are
+    the words' :func:`_word_scores` at varphi and ``varphi_terms`` its
+    :func:`_varphi_terms`: a join changes neither and an order permutes the scores'
+    columns, so no candidate sums over the corpus topics.  Returns the document's
+    bound; Nt, the sticks and the scores are left current."""
     T = varphi.shape[1]
+    n = hi - lo
+    mapped = np.empty(T, np.int64)  # (a join leaves varphi, so these, as they are)
+    for t in range(T):
+        mapped[t] = _mapped_topic(varphi, d, t)
     for t in range(T):
         for u in range(t + 1, T):
-            if Nt[t] <= 0.0 or Nt[u] <= 0.0:
-                continue
-            if _mapped_topic(varphi, d, t) != _mapped_topic(varphi, d, u):
+            if Nt[t] <= 0.0 or Nt[u] <= 0.0 or mapped[t] != mapped[u]:
                 continue
             keep, gone = (t, u) if Nt[t] >= Nt[u] else (u, t)
             for e in range(lo, hi):
                 for s in range(T):
                     zeta_copy[e - lo, s] = zeta[e, s]
-            varphi_copy[...] = varphi[d]
             for e in range(lo, hi):
                 zeta[e, keep] += zeta[e, gone]
                 zeta[e, gone] = 0.0
-            bound = _try_document_change(lo, hi, d, indices, counts, elog_phi, elog_beta,
-                                         alpha, varphi, zeta, Nt, elog_pi, a, b, bound,
-                                         zeta_copy, varphi_copy)
+            new = _bound_if_better(lo, hi, counts, alpha, zeta, Nt, elog_pi, a, b, bound,
+                                   scores, varphi_terms)
+            if new > -np.inf:
+                bound = new
+                continue
+            for e in range(lo, hi):
+                for s in range(T):
+                    zeta[e, s] = zeta_copy[e - lo, s]
+            _doc_topic_counts(lo, hi, counts, zeta, Nt)
+            _sticks(Nt, alpha, elog_pi, a, b)
     order = np.argsort(-Nt, kind="mergesort")
     moved = False
     for t in range(T):
@@ -388,15 +416,26 @@ def _tidy_document(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha, varph
     for e in range(lo, hi):
         for s in range(T):
             zeta_copy[e - lo, s] = zeta[e, s]
+    scores_copy[:n] = scores[:n]
     varphi_copy[...] = varphi[d]
     for e in range(lo, hi):
         for s in range(T):
             zeta[e, s] = zeta_copy[e - lo, order[s]]
+            scores[e - lo, s] = scores_copy[e - lo, order[s]]
     for s in range(T):
         varphi[d, s] = varphi_copy[order[s]]
-    return _try_document_change(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha,
-                                varphi, zeta, Nt, elog_pi, a, b, bound, zeta_copy,
-                                varphi_copy)
+    new = _bound_if_better(lo, hi, counts, alpha, zeta, Nt, elog_pi, a, b, bound, scores,
+                           varphi_terms)
+    if new > -np.inf:
+        return new
+    for e in range(lo, hi):
+        for s in range(T):
+            zeta[e, s] = zeta_copy[e - lo, s]
+    scores[:n] = scores_copy[:n]
+    varphi[d] = varphi_copy
+    _doc_topic_counts(lo, hi, counts, zeta, Nt)
+    _sticks(Nt, alpha, elog_pi, a, b)
+    return bound
 
 
 @njit(cache=True)
@@ -428,9 +467,7 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
     b = np.empty(T - 1)
     elog_pi = np.empty(T)
     row = np.empty(max(T, K))
-    longest = 0
-    for d in range(D):
-        longest = max(longest, indptr[d + 1] - indptr[d])
+    longest = _longest(indptr)
     Ex = np.empty((K, C))
     g = np.empty((longest, C))
     r = np.empty((T, C))
@@ -446,6 +483,11 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
     mr = np.empty(T)
     rnew = np.empty(C)
     zeta_copy = np.empty((longest, T))
+    scores = np.empty((longest, T))
+    scores_copy = np.empty((longest, T))
+    # E[log phi] transposed once, (W, K): each word's row is contiguous for the
+    # updates' inner loops over k (the (K, W) layout strided by W; 3x the time)
+    elog_phi_t = np.ascontiguousarray(elog_phi.T)
     varphi_copy = np.empty((T, K))
     for d in range(D):
         lo = indptr[d]
@@ -473,11 +515,14 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
             # varphi_tk ∝ exp(E[log beta_k] + sum_e n_e zeta_et E[log phi_k,w_e]) (+ labels)
             for t in range(T):
                 for k in range(K):
-                    s = elog_beta[k] if sticks_on else 0.0
-                    for e in range(lo, hi):
-                        s += counts[e] * zeta[e, t] * elog_phi[k, indices[e]]
-                    row[k] = s
-                    base[k] = s
+                    row[k] = elog_beta[k] if sticks_on else 0.0
+                for e in range(lo, hi):
+                    c = counts[e] * zeta[e, t]
+                    wd = indices[e]
+                    for k in range(K):
+                        row[k] += c * elog_phi_t[wd, k]
+                for k in range(K):
+                    base[k] = row[k]
                 if not ready:
                     _normalise_inplace(row[:K])
                     for k in range(K):
@@ -552,12 +597,10 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                         s += mu[y, k] * varphi[d, t, k]
                     mr[t] = s / N
             # zeta_et ∝ exp(E[log pi_t] + sum_k varphi_tk E[log phi_k,w_e]) (+ labels)
+            _word_scores(lo, hi, d, indices, elog_phi_t, varphi, scores)
             for e in range(lo, hi):
-                wd = indices[e]
                 for t in range(T):
-                    s = elog_pi[t] if sticks_on else 0.0
-                    for k in range(K):
-                        s += varphi[d, t, k] * elog_phi[k, wd]
+                    s = scores[e - lo, t] + (elog_pi[t] if sticks_on else 0.0)
                     row[t] = s
                     base[t] = s
                 if not sup:
@@ -570,12 +613,13 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                                           tmp)
             _doc_topic_counts(lo, hi, counts, zeta, Nt)
             _sticks(Nt, alpha, elog_pi, a, b)
-            bound = _one_bound(lo, hi, d, indices, counts, elog_phi, elog_beta, alpha,
-                               varphi, zeta, elog_pi, a, b)
+            varphi_terms = _varphi_terms(d, elog_beta, varphi)
+            bound = _bound_from_scores(lo, hi, counts, zeta, scores, elog_pi, a, b, alpha,
+                                       varphi_terms)
             if sticks_on:
-                bound = _tidy_document(lo, hi, d, indices, counts, elog_phi, elog_beta,
-                                       alpha, varphi, zeta, Nt, elog_pi, a, b, bound,
-                                       zeta_copy, varphi_copy)
+                bound = _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi,
+                                       a, b, bound, scores, varphi_terms, zeta_copy,
+                                       varphi_copy, scores_copy)
                 if ready:  # the label term's r and g follow the document topics
                     _label_r(d, varphi, Ex, r)
                     _label_g(lo, hi, counts, zeta, r, g, logG, w)
