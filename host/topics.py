@@ -36,7 +36,7 @@ __all__ = ["TopicModel", "bag_of_words", "majority", "session_documents", "learn
 SUBWINDOW_S = 0.5
 DOC_S = 10.0
 AUTO = "auto"  # `--topics auto`: the HDP decides the number of topics
-AUTO_TRUNCATION = 20  # the most topics it may use
+AUTO_TRUNCATION = 20  # the most topics it may use (40 motion words: no growth)
 FORMAT_VERSION = 1
 KIND = TOPIC_MODEL_KIND
 UNITS = {"accel_rms": "m/s^2", "jerk": "m/s^3", "mean_load": "x the 95th-percentile load",
@@ -161,8 +161,9 @@ def _estimator_of(header, arrays):
     hdp.set_learned_state(arrays, "hdp_")
     topics = np.asarray(header["topics"])
     if (topics.ndim != 1 or topics.dtype.kind not in "iu"
-            or hdp.components_.shape != (hdp.n_components, header["n_words"]) or len(topics) < 1
-            or topics.min() < 0 or topics.max() >= hdp.n_components):
+            or hdp.components_.ndim != 2 or hdp.components_.shape[1] != header["n_words"]
+            or hdp.components_.shape[0] < hdp.n_components or len(topics) < 1
+            or topics.min() < 0 or topics.max() >= hdp.components_.shape[0]):
         raise ValueError("HDP arrays do not match the header")
     return hdp
 
@@ -180,7 +181,8 @@ def _fit_estimator(X, n_topics, method, progress, random_state):
         with warnings.catch_warnings():  # a split proposal's 2-means over a topic with
             # one distinct document profile warns (hdp_moves.split_proposal); harmless
             warnings.simplefilter("ignore", ConvergenceWarning)
-            hdp = HDP(AUTO_TRUNCATION, random_state=random_state).fit(X)
+            hdp = HDP(AUTO_TRUNCATION, max_components=AUTO_TRUNCATION,
+                      random_state=random_state).fit(X)
         share = hdp.topic_counts_ / hdp.topic_counts_.sum()
         return hdp, np.flatnonzero(share >= 0.01), "hdp"  # the rule of n_topics_used_
     lda = LDA(n_topics, method=method, n_passes=3 if method == "bmm" else 1,
@@ -306,7 +308,7 @@ def describe_shdp(model, top_topics: int = 3, top_words: int = 3,
     span = ("%g s" % secs["subwindow"], "%g s" % secs["document"]) if secs else (
         "%d frames" % model.subwindow, "%d words" % model.window)
     lines = ["shdp: %d of %d topics used, %d motion words of %s, documents of %s"
-             % (m.n_topics_used_, m.n_components, model.codebook_.n_words, *span),
+             % (m.n_topics_used_, m.components_.shape[0], model.codebook_.n_words, *span),
              "topics per activity (mean share of a document's words; documents):"]
     shown = []
     for c, act in enumerate(model.classes_):

@@ -439,18 +439,19 @@ def test_excess_words_are_the_counts_above_each_documents_prediction():
         np.testing.assert_allclose(excess[lo:hi], brute, rtol=1e-12, atol=1e-12)
 
 
-def story_state(seed):
+def story_state(seed, K=5, **params):
     """A bars corpus in which 5 documents also tell a story of 6 words no other document
     uses, and a model started at the 4 planted bars, then swept with its fifth topic
-    kept empty (the story's words blended into the bars' topics); the model, its
-    factors, bound and documents' bounds, and the story's documents."""
+    (if K = 5) kept empty (the story's words blended into the bars' topics); the model,
+    its factors, bound and documents' bounds, and the story's documents."""
     X = bars(40, 30, seed=seed)
     story = np.arange(5)
     X = np.hstack([X, np.zeros((40, 6), np.int64)])
     rng = np.random.default_rng(seed)
     for d in story:
         np.add.at(X[d], 20 + rng.integers(0, 6, 15), 1)
-    m = HDP(5, doc_truncation=4, moves=False, learn_priors=False, random_state=seed)
+    m = HDP(K, doc_truncation=4, moves=False, learn_priors=False, random_state=seed,
+            **params)
     M = check_counts(X)
     m._init_state(M)
     m.components_[:] = m.topic_word_prior
@@ -459,7 +460,7 @@ def story_state(seed):
     varphi, zeta, doc_bounds = m._random_start_factors(M)
     m._take_better_start(M, varphi, zeta, doc_bounds)
     for it in range(10):  # (topic 4 kept empty: the sweeps would find the story)
-        m._estep(M, varphi, zeta, False, forbid=4)
+        m._estep(M, varphi, zeta, False, forbid=4 if K > 4 else None)
         bound = m._globals_from_locals(M, varphi, zeta, None)
     doc_bounds = m._estep(M, varphi.copy(), zeta.copy(), False)[2]
     return m, M, varphi, zeta, bound, doc_bounds, story
@@ -491,3 +492,60 @@ def test_a_refused_birth_leaves_the_state_as_it_was():
     np.testing.assert_array_equal(varphi, before[0])
     np.testing.assert_array_equal(zeta, before[1])
     np.testing.assert_array_equal(m.components_, before[2]["components_"])
+
+
+def test_a_full_truncation_grows_for_a_missed_story():
+    """Four slots, four bars, and a story the topics miss: the births find no free
+    slot, so the growth move adds two (half of four) and the story gets its topic in
+    one; the bound it reports is the bound from scratch, and the other new slot stays
+    (all but) empty."""
+    m, M, varphi, zeta, bound, doc_bounds, story = story_state(0, K=4)
+    bounds = [bound]
+    grown = m._grow_move(M, varphi, zeta, bounds, None, doc_bounds)
+    assert grown is not None and grown.shape == (M.shape[0], 4, 6)
+    assert m.components_.shape == (6, M.shape[1]) and m.stick_a_.shape == (5,)
+    assert len(bounds) == 2 and bounds[1] > bound
+    np.testing.assert_allclose(bounds[1], from_scratch(m, M, grown, zeta), rtol=1e-10)
+    assert m.topic_word_[4, 20:].sum() > 0.6  # the story's topic, in the first new slot
+    assert m.topic_counts_[5] < 1e-6 * m.topic_counts_.sum()  # no birth went there
+    # the truncation is capped: max_components=4 never grows
+    m, M, varphi, zeta, bound, doc_bounds, story = story_state(0, K=4, max_components=4)
+    assert m._grow_move(M, varphi, zeta, [bound], None, doc_bounds) is None
+    assert m.components_.shape[0] == 4
+
+
+def test_a_refused_growth_leaves_the_state_as_it_was_and_waits():
+    m, M, varphi, zeta, bound, doc_bounds, story = story_state(1, K=4)
+    before = m._snapshot(varphi, zeta)
+    bounds = [bound + 1e6]  # (births cannot reach it)
+    assert m._grow_move(M, varphi, zeta, bounds, None, doc_bounds) is None
+    assert bounds == [bound + 1e6]
+    np.testing.assert_array_equal(varphi, before[0])
+    np.testing.assert_array_equal(zeta, before[1])
+    for n, v in before[2].items():
+        np.testing.assert_array_equal(getattr(m, n), v)
+    # the failed births are remembered against the four topics that are left
+    assert m._failures and all(t.max(initial=0) < 4 for t, _ in m._failures.values())
+    assert all(m._may_try(key) is False for key in m._failures)
+    # the growth waits until a topic changes, as a failed move does
+    calls = []
+    m._add_empty_topics = lambda n: calls.append(n)
+    assert m._grow_move(M, varphi, zeta, [bound], None, doc_bounds) is None and not calls
+
+
+def test_a_fit_grows_its_truncation_when_the_corpus_has_more_topics():
+    """Six bars fitted from a truncation of 2: the fit grows it (2, 3, 5, 8) and finds
+    the six bars, with a higher bound than the fixed truncation and a monotone bound;
+    the supervised model grows its label weights with it."""
+    X = bars(150, 60, n_topics=6, block=8, seed=0)
+    fixed = HDP(2, max_components=2, random_state=0).fit(X)
+    grown = HDP(2, random_state=0).fit(X)
+    assert fixed.components_.shape[0] == 2
+    assert 6 <= grown.components_.shape[0] <= 8 and grown.n_topics_used_ >= 6
+    assert grown.bound_[-1] > fixed.bound_[-1]
+    assert np.all(np.diff(grown.bound_) >= -1e-9 * np.abs(grown.bound_[1:]))
+    assert grown.transform(X).shape == (X.shape[0], grown.components_.shape[0])
+    y = np.argmax(X.reshape(X.shape[0], 6, 8).sum(2), axis=1)
+    s = SupervisedHDP(2, random_state=0).fit(X, y)
+    assert s.coef_.shape == (6, s.components_.shape[0]) and s.components_.shape[0] > 2
+    assert np.all(np.diff(s.bound_) >= -1e-9 * np.abs(s.bound_[1:]))

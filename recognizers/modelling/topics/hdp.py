@@ -56,7 +56,12 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
     Parameters
     ----------
     n_components : int, default=30
-        Corpus truncation K: the most topics the model can use.
+        Corpus truncation K to start with.  ``fit`` grows it by half (up to
+        ``max_components``) whenever the births find no free slot, so a corpus with
+        more topics than K still gets them (``components_`` then has more rows).
+    max_components : int or None, default=None
+        The largest truncation ``fit`` may grow to (None: 4 x ``n_components``; set
+        it to ``n_components`` to keep the truncation fixed).
     doc_truncation : int, default=10
         Document truncation T: document-level topics per document.
     corpus_concentration : float, default=1.0
@@ -170,6 +175,7 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
+        "max_components": [Interval(Integral, 1, None, closed="left"), None],
         "doc_truncation": [Interval(Integral, 2, None, closed="left")],
         "corpus_concentration": [Interval(Real, 0, None, closed="neither")],
         "doc_concentration": [Interval(Real, 0, None, closed="neither")],
@@ -190,13 +196,14 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_components=30, *, doc_truncation=10, corpus_concentration=1.0,
-                 doc_concentration=1.0, topic_word_prior=0.01, max_iter=100, tol=1e-5,
-                 max_doc_iter=100, doc_tol=1e-6, n_warm=3, learning_offset=1.0,
-                 learning_decay=0.6, total_samples=1e4, sort_topics=True,
-                 moves=True, learn_priors=True, initial_topics=None, init="word-clusters",
-                 random_state=None):
+    def __init__(self, n_components=30, *, max_components=None, doc_truncation=10,
+                 corpus_concentration=1.0, doc_concentration=1.0, topic_word_prior=0.01,
+                 max_iter=100, tol=1e-5, max_doc_iter=100, doc_tol=1e-6, n_warm=3,
+                 learning_offset=1.0, learning_decay=0.6, total_samples=1e4,
+                 sort_topics=True, moves=True, learn_priors=True, initial_topics=None,
+                 init="word-clusters", random_state=None):
         self.n_components = n_components
+        self.max_components = max_components
         self.doc_truncation = doc_truncation
         self.corpus_concentration = corpus_concentration
         self.doc_concentration = doc_concentration
@@ -325,10 +332,19 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         self.topic_counts_ = self.topic_counts_[order]
         self._set_corpus_sticks()
 
+    def _add_empty_topics(self, n) -> None:
+        """Grow the truncation by ``n`` empty topics at the end (prior-only factors)."""
+        W = self.components_.shape[1]
+        self.components_ = np.vstack([self.components_,
+                                      np.full((n, W), float(self.topic_word_prior_))])
+        self.stick_counts_ = np.concatenate([self.stick_counts_, np.zeros(n)])
+        self.topic_counts_ = np.concatenate([self.topic_counts_, np.zeros(n)])
+        self._set_corpus_sticks()
+
     def _fresh_local(self, M, rng):
         T = self.doc_truncation
         zeta = rng.dirichlet(np.ones(T), size=M.nnz) if M.nnz else np.zeros((0, T))
-        varphi = np.zeros((M.shape[0], T, self.n_components))
+        varphi = np.zeros((M.shape[0], T, self.components_.shape[0]))
         return varphi, zeta
 
     def _set_corpus_sticks(self) -> None:
@@ -413,7 +429,11 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
                     converged or (change <= self._MOVE_TOL
                                   and it - last_moves >= self._MOVE_GAP)):
                 last_moves = it
-                if self._moves(M, varphi, zeta, bounds, labels, doc_bounds):
+                kept = self._moves(M, varphi, zeta, bounds, labels, doc_bounds)
+                grown = self._grow_move(M, varphi, zeta, bounds, labels, doc_bounds)
+                if grown is not None:
+                    varphi, kept = grown, True
+                if kept:
                     continue
             if converged:
                 break
@@ -562,7 +582,7 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
     def _random_start_factors(self, M):
         """``(varphi, zeta, doc_bounds)``: coordinate ascent from the random start of
         :meth:`local_factors` (a fixed random row per position in the document)."""
-        T, K = self.doc_truncation, self.n_components
+        T, K = self.doc_truncation, self.components_.shape[0]
         position = np.arange(M.nnz) - np.repeat(M.indptr[:-1], np.diff(M.indptr))
         longest = int(position.max()) + 1 if M.nnz else 0
         start = np.random.default_rng(self.seed_ + 3).dirichlet(np.ones(T), size=longest)

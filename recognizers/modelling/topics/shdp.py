@@ -294,6 +294,10 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
         super()._permute_topics(order)
         self.coef_ = self.coef_[:, order]
 
+    def _add_empty_topics(self, n) -> None:
+        super()._add_empty_topics(n)
+        self.coef_ = np.hstack([self.coef_, np.zeros((self.coef_.shape[0], n))])
+
     # ---- test-time document factors ---------------------------------------------------
     # ---- fitting --------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
