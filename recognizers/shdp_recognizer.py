@@ -163,9 +163,11 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
         # eta and the label weight are the values the walker figures in
         # docs/benchmarks.md were measured with (SupervisedHDP's defaults again since
         # issue 31's second round), pinned so a change of defaults cannot move them;
-        # so are the fixed priors (learn_priors came after those figures).
+        # so are the fixed priors (learn_priors came after those figures) and the
+        # truncation (n_components is the most topics it can use: no growth).
         return SupervisedHDP(
-            n_components=int(self.n_components), doc_truncation=int(self.doc_truncation),
+            n_components=int(self.n_components), max_components=int(self.n_components),
+            doc_truncation=int(self.doc_truncation),
             corpus_concentration=float(self.corpus_concentration), moves=bool(self.moves),
             topic_word_prior=WALKER_TOPIC_WORD_PRIOR, label_weight=WALKER_LABEL_WEIGHT,
             label_penalty=float(self.label_penalty), max_iter=int(self.max_iter),

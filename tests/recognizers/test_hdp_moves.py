@@ -534,10 +534,10 @@ def test_a_refused_growth_leaves_the_state_as_it_was_and_waits():
 
 
 def test_a_fit_grows_its_truncation_when_the_corpus_has_more_topics():
-    """Six bars fitted from a truncation of 2: the fit grows it (2, 3, 5, 8) and finds
-    the six bars, with a higher bound than the fixed truncation and a monotone bound;
-    the supervised model grows its label weights with it."""
-    X = bars(150, 60, n_topics=6, block=8, seed=0)
+    """Six bars fitted from a truncation of 2: the fit grows it and finds more than
+    the fixed truncation can hold, at a higher bound, with a monotone bound;
+    SupervisedHDP's default keeps its truncation."""
+    X = bars(100, 50, n_topics=6, block=8, seed=0)
     fixed = HDP(2, max_components=2, random_state=0).fit(X)
     grown = HDP(2, random_state=0).fit(X)
     assert fixed.components_.shape[0] == 2
@@ -546,6 +546,19 @@ def test_a_fit_grows_its_truncation_when_the_corpus_has_more_topics():
     assert np.all(np.diff(grown.bound_) >= -1e-9 * np.abs(grown.bound_[1:]))
     assert grown.transform(X).shape == (X.shape[0], grown.components_.shape[0])
     y = np.argmax(X.reshape(X.shape[0], 6, 8).sum(2), axis=1)
-    s = SupervisedHDP(2, random_state=0).fit(X, y)
-    assert s.coef_.shape == (6, s.components_.shape[0]) and s.components_.shape[0] > 2
-    assert np.all(np.diff(s.bound_) >= -1e-9 * np.abs(s.bound_[1:]))
+    assert SupervisedHDP(2, random_state=0).fit(X, y).coef_.shape == (6, 2)
+
+
+def test_the_supervised_model_grows_its_label_weights_with_its_topics():
+    X, y, *_ = make_labelled_bars(60, 30, n_words=24, n_topics=4, n_classes=2,
+                                  random_state=1)
+    m = SupervisedHDP(3, doc_truncation=3, max_iter=3, moves=False, random_state=0)
+    m.fit(X, y)
+    coef, components = m.coef_.copy(), m.components_.copy()
+    m._add_empty_topics(2)
+    assert m.coef_.shape == (2, 5) and m.components_.shape == (5, X.shape[1])
+    np.testing.assert_array_equal(m.coef_[:, :3], coef)
+    np.testing.assert_array_equal(m.coef_[:, 3:], 0.0)
+    np.testing.assert_array_equal(m.components_[:3], components)
+    np.testing.assert_array_equal(m.components_[3:], m.topic_word_prior_)
+    assert m.stick_a_.shape == (4,) and m.predict(X).shape == y.shape

@@ -61,7 +61,8 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         more topics than K still gets them (``components_`` then has more rows).
     max_components : int or None, default=None
         The largest truncation ``fit`` may grow to (None: 4 x ``n_components``; set
-        it to ``n_components`` to keep the truncation fixed).
+        it to ``n_components`` to keep the truncation fixed; :class:`SupervisedHDP`'s
+        None keeps it fixed).
     doc_truncation : int, default=10
         Document truncation T: document-level topics per document.
     corpus_concentration : float, default=1.0
@@ -331,6 +332,13 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         self.stick_counts_ = self.stick_counts_[order]
         self.topic_counts_ = self.topic_counts_[order]
         self._set_corpus_sticks()
+
+    _GROWTH = 4  # max_components=None: this many times n_components
+
+    def _max_truncation(self) -> int:
+        """The largest truncation ``fit`` may grow to (``max_components``)."""
+        return (self._GROWTH * int(self.n_components) if self.max_components is None
+                else int(self.max_components))
 
     def _add_empty_topics(self, n) -> None:
         """Grow the truncation by ``n`` empty topics at the end (prior-only factors)."""

@@ -517,8 +517,7 @@ class MoveSearch:
         lost 10-23 % in held-out perplexity to tomotopy's HDPModel, which has no
         truncation (docs/benchmarks.md)."""
         K = self.components_.shape[0]
-        cap = max(K, 4 * self.n_components if self.max_components is None
-                  else int(self.max_components))
+        cap = max(K, self._max_truncation())
         share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
         if (K >= cap or np.any(share < self._DELETE_SHARE[0])
                 or not self._may_try(("grow",))):

@@ -197,6 +197,10 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
         as :class:`HDP` (K, T, gamma, alpha_0, the batch and document loops, the
         stick warm-up, the online rate ``(tau0 + t)^-kappa`` and the corpus size
         an online mini-batch stands for, the batch start, the seed).
+    max_components : int or None, default=None
+        As :class:`HDP`'s, but None keeps the truncation at ``n_components``: with
+        HDP's growth (up to 4 K) a 2-fold CV of mini_newsgroup took 674 CPU s
+        against 47, for 0.925 accuracy with 41.5 topics against 0.930 with 27.5.
     topic_word_prior : eta, default 0.01 (HDP's; with ``learn_priors``, the start of
         its empirical-Bayes value ``topic_word_prior_``).  Chosen, with
         ``label_weight`` and ``moves``, by the sweep in docs/benchmarks.md
@@ -241,17 +245,17 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
     }
 
     _learned_attributes = HDP._learned_attributes + ("classes_", "coef_")
+    _GROWTH = 1  # max_components=None: the truncation stays n_components (docstring)
 
-    def __init__(self, n_components=30, *, doc_truncation=10, corpus_concentration=1.0,
-                 doc_concentration=1.0, topic_word_prior=0.01, max_iter=100, tol=1e-5,
-                 max_doc_iter=100, doc_tol=1e-6, n_warm=3, learning_offset=1.0,
-                 learning_decay=0.6, total_samples=1e4, sort_topics=True,
-                 moves=True, learn_priors=True, initial_topics=None, init="word-clusters",
-                 label_weight=1.0,
-                 label_penalty=1.0,
+    def __init__(self, n_components=30, *, max_components=None, doc_truncation=10,
+                 corpus_concentration=1.0, doc_concentration=1.0, topic_word_prior=0.01,
+                 max_iter=100, tol=1e-5, max_doc_iter=100, doc_tol=1e-6, n_warm=3,
+                 learning_offset=1.0, learning_decay=0.6, total_samples=1e4,
+                 sort_topics=True, moves=True, learn_priors=True, initial_topics=None,
+                 init="word-clusters", label_weight=1.0, label_penalty=1.0,
                  max_label_iter=50, random_state=None):
         super().__init__(
-            n_components, doc_truncation=doc_truncation,
+            n_components, max_components=max_components, doc_truncation=doc_truncation,
             corpus_concentration=corpus_concentration, doc_concentration=doc_concentration,
             topic_word_prior=topic_word_prior, max_iter=max_iter, tol=tol,
             max_doc_iter=max_doc_iter, doc_tol=doc_tol, n_warm=n_warm,
