@@ -182,16 +182,17 @@ class MoveSearch:
         """
         if not self._may_try(("restart",)):
             return None
+        every_topic = np.arange(self.components_.shape[0])
         snapshot = self._snapshot(varphi, zeta)
         current = self._estep(M, varphi, zeta, False, labels)[2]  # their bounds, now
         if self._take_better_start(M, varphi, zeta, current, labels).any():
             new = self._globals_from_locals(M, varphi, zeta, labels)
             if new > bound:
                 if new - bound < self._RESTART_GAIN * abs(bound):
-                    self._remember_failure(("restart",), np.arange(self.components_.shape[0]))
+                    self._remember_failure(("restart",), every_topic)
                 return new
         self._restore(snapshot, varphi, zeta)
-        self._remember_failure(("restart",), np.arange(self.components_.shape[0]))
+        self._remember_failure(("restart",), every_topic)
         return None
 
     def _merge_moves(self, M, varphi, zeta, bound, labels, doc_bounds=None):
