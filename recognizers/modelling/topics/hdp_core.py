@@ -120,6 +120,7 @@ def _bound_from_scores(lo, hi, counts, zeta, scores, elog_pi, a, b, alpha, varph
 
 @njit(cache=True)
 def _longest(indptr):
+    """The most word entries of any document of a CSR ``indptr``."""
     longest = 0
     for d in range(indptr.shape[0] - 1):
         longest = max(longest, indptr[d + 1] - indptr[d])
@@ -368,6 +369,14 @@ def _bound_if_better(lo, hi, counts, alpha, zeta, Nt, elog_pi, a, b, bound, scor
 
 
 @njit(cache=True)
+def _undo_zeta(lo, hi, counts, alpha, zeta, zeta_copy, Nt, elog_pi, a, b):
+    # a refused change: zeta back from its copy, Nt and the sticks with it
+    zeta[lo:hi] = zeta_copy[:hi - lo]
+    _doc_topic_counts(lo, hi, counts, zeta, Nt)
+    _sticks(Nt, alpha, elog_pi, a, b)
+
+
+@njit(cache=True)
 def _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi, a, b, bound,
                    scores, varphi_terms, zeta_copy, varphi_copy, scores_copy):
     """Two jumps coordinate ascent cannot make in one document, each kept only if the
@@ -391,9 +400,7 @@ def _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi, a, b, bo
             if Nt[t] <= 0.0 or Nt[u] <= 0.0 or mapped[t] != mapped[u]:
                 continue
             keep, gone = (t, u) if Nt[t] >= Nt[u] else (u, t)
-            for e in range(lo, hi):
-                for s in range(T):
-                    zeta_copy[e - lo, s] = zeta[e, s]
+            zeta_copy[:n] = zeta[lo:hi]
             for e in range(lo, hi):
                 zeta[e, keep] += zeta[e, gone]
                 zeta[e, gone] = 0.0
@@ -401,21 +408,15 @@ def _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi, a, b, bo
                                    scores, varphi_terms)
             if new > -np.inf:
                 bound = new
-                continue
-            for e in range(lo, hi):
-                for s in range(T):
-                    zeta[e, s] = zeta_copy[e - lo, s]
-            _doc_topic_counts(lo, hi, counts, zeta, Nt)
-            _sticks(Nt, alpha, elog_pi, a, b)
+            else:
+                _undo_zeta(lo, hi, counts, alpha, zeta, zeta_copy, Nt, elog_pi, a, b)
     order = np.argsort(-Nt, kind="mergesort")
     moved = False
     for t in range(T):
         moved = moved or order[t] != t
     if not moved:
         return bound
-    for e in range(lo, hi):
-        for s in range(T):
-            zeta_copy[e - lo, s] = zeta[e, s]
+    zeta_copy[:n] = zeta[lo:hi]
     scores_copy[:n] = scores[:n]
     varphi_copy[...] = varphi[d]
     for e in range(lo, hi):
@@ -428,13 +429,9 @@ def _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi, a, b, bo
                            varphi_terms)
     if new > -np.inf:
         return new
-    for e in range(lo, hi):
-        for s in range(T):
-            zeta[e, s] = zeta_copy[e - lo, s]
     scores[:n] = scores_copy[:n]
     varphi[d] = varphi_copy
-    _doc_topic_counts(lo, hi, counts, zeta, Nt)
-    _sticks(Nt, alpha, elog_pi, a, b)
+    _undo_zeta(lo, hi, counts, alpha, zeta, zeta_copy, Nt, elog_pi, a, b)
     return bound
 
 
@@ -486,7 +483,7 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
     scores = np.empty((longest, T))
     scores_copy = np.empty((longest, T))
     # E[log phi] transposed once, (W, K): each word's row is contiguous for the
-    # updates' inner loops over k (the (K, W) layout strided by W; 3x the time)
+    # updates' inner loops over k (the (K, W) layout strides them by W)
     elog_phi_t = np.ascontiguousarray(elog_phi.T)
     varphi_copy = np.empty((T, K))
     for d in range(D):
@@ -650,9 +647,7 @@ def label_value_grad(indptr, counts, P, thetabar, labels, mu, grad):
     """
     D = indptr.shape[0] - 1
     C, K = mu.shape
-    longest = 0
-    for d in range(D):
-        longest = max(longest, indptr[d + 1] - indptr[d])
+    longest = _longest(indptr)
     Ex = np.empty((K, C))
     g = np.empty((longest, C))
     logG = np.empty(C)

@@ -114,6 +114,12 @@ class MoveSearch:
                 kept = True
         return kept
 
+    def _free_slots(self) -> list:
+        """The topics a birth or split may take: those with under ``_DELETE_SHARE[0]``
+        of the words (empty slots, or leftovers a new topic may overwrite)."""
+        share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
+        return [int(k) for k in np.flatnonzero(share < self._DELETE_SHARE[0])]
+
     def _forget_failed_moves(self) -> None:
         """A new fit starts with no failed moves."""
         self._failures = {}
@@ -356,7 +362,7 @@ class MoveSearch:
         the bound after the kept splits, or None.  A topic whose split failed is not
         tried again until its topics change (:meth:`_may_try`)."""
         share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
-        free = list(np.flatnonzero(share < self._DELETE_SHARE[0]))
+        free = self._free_slots()
         candidates = [int(k) for k in np.flatnonzero(share >= 0.01)
                       if self._may_try(("split", int(k)))]
         if not free or not candidates:
@@ -473,8 +479,7 @@ class MoveSearch:
         topics at K = 100 grows from the 2-topic mode to 81 topics holding at least
         0.1 % of the words, at a higher bound (docs/benchmarks.md, "births from one
         story at a time")."""
-        share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
-        free = list(np.flatnonzero(share < self._DELETE_SHARE[0]))
+        free = self._free_slots()
         if not free:
             return None
         D = M.shape[0]
@@ -519,9 +524,7 @@ class MoveSearch:
         truncation (docs/benchmarks.md)."""
         K = self.components_.shape[0]
         cap = max(K, self._max_truncation())
-        share = self.topic_counts_ / max(self.topic_counts_.sum(), 1e-300)
-        if (K >= cap or np.any(share < self._DELETE_SHARE[0])
-                or not self._may_try(("grow",))):
+        if K >= cap or self._free_slots() or not self._may_try(("grow",)):
             return None
         n_new = min(cap, K + (K + 1) // 2) - K
         snapshot = self._snapshot(varphi, zeta)

@@ -38,7 +38,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.topics.hdp_core import (_label_g, _labelled_assignment_step,
-                                            label_value_grad)
+                                                   _longest, label_value_grad)
 from recognizers.modelling.topics.lda_core import _digamma
 from recognizers.modelling.topics.perplexity import (check_counts, check_vocabulary,
                                                         entry_documents, heldout_perplexity)
@@ -61,9 +61,7 @@ def slda_estep(indptr, indices, counts, elog_beta, alpha, phi, gamma, fresh, max
     D = indptr.shape[0] - 1
     K = elog_beta.shape[0]
     C = mu.shape[0]
-    longest = 0
-    for d in range(D):
-        longest = max(longest, indptr[d + 1] - indptr[d])
+    longest = _longest(indptr)
     elog_theta = np.empty(K)
     row = np.empty(K)
     base = np.empty(K)
