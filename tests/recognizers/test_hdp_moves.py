@@ -293,6 +293,38 @@ def test_births_grow_a_run_started_with_one_topic():
     assert off.n_topics_used_ == 1 and b[-1] > off.bound_[-1]
 
 
+def test_a_converged_fit_stops_when_a_round_of_moves_gains_less_than_tol():
+    """Every round of moves the fit went on after either came before convergence or
+    gained more than ``tol`` (relative); the fit that stopped early ended on a round
+    that gained less.  A spy on ``_moves`` records each round's gain."""
+    X = bars(80, 40, seed=7)
+    small_gains = []
+    for tol in (1e-5, 1e-3):
+        rounds = []
+        m = HDP(8, doc_truncation=4, max_iter=60, initial_topics=1, tol=tol,
+                random_state=0)
+        moves = m._moves
+
+        def spy(M, varphi, zeta, bounds, *rest):
+            before, n = bounds[-1], len(bounds)
+            kept = moves(M, varphi, zeta, bounds, *rest)
+            rounds.append((n, before, bounds[-1], len(bounds)))
+            return kept
+
+        m._moves = spy
+        m.fit(X)
+        assert rounds and np.all(np.diff(m.bound_) >= -1e-9 * np.abs(m.bound_[1:]))
+        b = m.bound_
+        for n, before, after, _ in rounds[:-1]:  # the fit went on after these
+            converged = n >= 2 and abs(b[n - 1] - b[n - 2]) <= tol * abs(b[n - 2])
+            assert not converged or after - before > tol * abs(before)
+        _, before, after, n_after = rounds[-1]
+        assert n_after == m.n_iter_  # the fit ended on a round of moves ...
+        assert after - before <= tol * abs(before)  # ... that gained too little
+        small_gains.append(after - before)
+    assert max(small_gains) > 0  # a kept round, too small to go on for
+
+
 def test_supervised_moves_report_the_bound_from_scratch():
     X, y, *_ = make_labelled_bars(60, 30, n_words=24, n_topics=4, n_classes=2,
                                   random_state=1)
