@@ -9,7 +9,8 @@ import pytest
 from recognizers.modelling.datasets import make_labelled_bars
 from recognizers.modelling.topics.hdp import HDP, topic_frequencies
 from recognizers.modelling.topics.hdp_core import _doc_topic_counts, _mapped_topic, doc_topic_mass
-from recognizers.modelling.topics.hdp_moves import merge_gains, stick_merge_gains, stick_term
+from recognizers.modelling.topics.hdp_moves import (merge_gains, off_topic_words,
+                                                    stick_merge_gains, stick_term)
 from recognizers.modelling.topics.hdp_search import (DocumentSubset, corpus_statistics,
                                                     moved_documents)
 from recognizers.modelling.topics.perplexity import check_counts
@@ -221,6 +222,23 @@ def test_a_restart_frees_a_minority_theme_stuck_on_its_majority_topic():
     assert m._restart_move(M, varphi, zeta, bound, None) is not None
     share = topic_frequencies(M, varphi, zeta)
     np.testing.assert_allclose(share, X.reshape(12, 4, 5).sum(2) / 50, atol=0.02)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_off_topic_words_match_the_best_other_topic_by_brute_force(seed):
+    # Integer scores make ties: a word that another topic scores only as high is not off.
+    rng = np.random.default_rng(seed)
+    nnz, K = 200, 6
+    scores = rng.integers(-4, 0, size=(nnz, K)).astype(float)
+    owned = rng.random((nnz, K))
+    used = np.ones(K, bool)
+    used[rng.choice(K, 2, replace=False)] = False
+    expected = np.zeros(K)
+    for k in np.flatnonzero(used):
+        others = [j for j in np.flatnonzero(used) if j != k]
+        best_other = scores[:, others].max(1)
+        expected[k] = sum(owned[e, k] for e in range(nnz) if best_other[e] > scores[e, k])
+    np.testing.assert_allclose(off_topic_words(owned, scores, used), expected, rtol=1e-12)
 
 
 def test_a_kept_purify_reports_the_bound_from_scratch_and_a_refused_one_restores():

@@ -42,7 +42,7 @@ from recognizers.modelling.topics.perplexity import entry_documents
 
 __all__ = ["topic_log_b", "neg_entropy", "stick_term", "merge_gains", "update_merge_gains",
            "stick_merge_gains", "split_proposal", "varphi_without_topic", "move_off_topic_words",
-           "join_document_topics", "split_document_topics"]
+           "off_topic_words", "join_document_topics", "split_document_topics"]
 
 
 @njit(cache=True)
@@ -298,6 +298,20 @@ def _reassign_words(lo, hi, d, indices, counts, elog_phi, zeta, varphi, j, targe
             Nt[u] += counts[e] * moved
             Nt[t] -= counts[e] * moved
     return True
+
+
+def off_topic_words(owned, scores, used) -> np.ndarray:
+    """The purify move's ranking: for each topic k among ``used`` (K,) bool, the words
+    it holds (``owned``, (nnz, K) expected counts) whose entries another used topic
+    scores higher (``scores``, (nnz, K): ``E[log phi_k,w]``); 0 for the others.
+
+    Another used topic scores an entry higher than k exactly when the best used topic
+    does (the best topic itself has none above it), so one maximum serves every k."""
+    best = np.where(used, scores, -np.inf).max(1)
+    off = np.zeros(scores.shape[1])
+    for k in np.flatnonzero(used):
+        off[k] = owned[best > scores[:, k], k].sum()
+    return off
 
 
 @njit(cache=True)

@@ -20,7 +20,8 @@ from recognizers.modelling.topics.hdp_core import corpus_statistics as corpus_st
 from recognizers.modelling.topics.hdp_core import doc_topic_mass
 from recognizers.modelling.topics.hdp_moves import (join_document_topics, merge_gains,
                                                     move_off_topic_words, neg_entropy,
-                                                    split_document_topics, split_proposal,
+                                                    off_topic_words, split_document_topics,
+                                                    split_proposal,
                                                     stick_merge_gains, stick_term, topic_log_b,
                                                     update_merge_gains, varphi_without_topic)
 from recognizers.modelling.topics.perplexity import entry_documents
@@ -336,12 +337,7 @@ class MoveSearch:
         elog_phi = self._elogs()[0]
         rows = entry_documents(M)
         owned = M.data[:, None] * np.einsum("et,etk->ek", zeta, varphi[rows])
-        own_score = elog_phi[:, M.indices].T                         # (nnz, K)
-        best_other = np.where(used, own_score, -np.inf)
-        off = np.zeros(self.components_.shape[0])
-        for k in np.flatnonzero(used):
-            others = np.delete(best_other, k, axis=1).max(1)
-            off[k] = owned[others > own_score[:, k], k].sum()
+        off = off_topic_words(owned, elog_phi[:, M.indices].T, used)
         order = [k for k in np.argsort(-off) if off[k] >= 1.0 and used[k]
                  and self._may_try(("purify", int(k)))]
         new_bound = None
