@@ -300,6 +300,23 @@ def test_sort_move_gain_is_exact():
     np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta), rtol=1e-10)
 
 
+def test_a_reorder_keeps_the_failed_moves_on_their_topics():
+    # A failure remembered on topic k follows k to its new number; under the old
+    # number another topic sits, whose counts differ, so it would be retried at once.
+    m, M, varphi, zeta, bound = fitted_state(seed=5)
+    varphi[...] = varphi[:, :, ::-1].copy()  # the smallest topics first
+    bound = m._globals_from_locals(M, varphi, zeta, None)
+    K = m.components_.shape[0]
+    m._forget_failed_moves()
+    m._remember_failure(("delete", 0), [0])
+    counts = m.components_[0].copy()
+    assert m._sort_move(M, varphi, zeta, bound, None) is not None
+    topics, _ = m._failures[("delete", 0)]
+    np.testing.assert_array_equal(m.components_[topics[0]], counts)
+    assert topics[0] != 0 and topics[0] < K
+    assert not m._may_try(("delete", 0))
+
+
 def test_births_grow_a_run_started_with_one_topic():
     X = bars(80, 40, seed=7)
     m = HDP(8, doc_truncation=4, max_iter=60, initial_topics=1, random_state=0).fit(X)

@@ -591,4 +591,9 @@ class MoveSearch:
             return None
         self._permute_topics(order)
         varphi[...] = varphi[:, :, order]
+        # The failed moves' topics are the same topics under their new numbers.
+        new_index = np.empty_like(order)
+        new_index[order] = np.arange(order.size)
+        self._failures = {key: (new_index[topics], before)
+                          for key, (topics, before) in self._failures.items()}
         return bound + gain
