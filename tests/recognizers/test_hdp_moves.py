@@ -331,13 +331,14 @@ def test_births_grow_a_run_started_with_one_topic():
 def test_a_converged_fit_stops_when_a_round_of_moves_gains_less_than_tol():
     """Every round of moves the fit went on after either came before convergence or
     gained more than ``tol`` (relative); the fit that stopped early ended on a round
-    that gained less.  A spy on ``_moves`` records each round's gain."""
+    that gained less.  A spy on ``_moves`` records each round's gain (the truncation
+    pinned, so that ``_moves`` is the whole round)."""
     X = bars(80, 40, seed=7)
     small_gains = []
     for tol in (1e-5, 1e-3):
         rounds = []
         m = HDP(8, doc_truncation=4, max_iter=60, initial_topics=1, tol=tol,
-                random_state=0)
+                max_components=8, random_state=0)
         moves = m._moves
 
         def spy(M, varphi, zeta, bounds, *rest):
@@ -348,6 +349,7 @@ def test_a_converged_fit_stops_when_a_round_of_moves_gains_less_than_tol():
 
         m._moves = spy
         m.fit(X)
+        assert m.components_.shape[0] == 8
         assert rounds and np.all(np.diff(m.bound_) >= -1e-9 * np.abs(m.bound_[1:]))
         b = m.bound_
         for n, before, after, _ in rounds[:-1]:  # the fit went on after these

@@ -442,8 +442,9 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
                 if grown is not None:
                     varphi, kept = grown, True
                 # A converged fit goes on only for moves worth an iteration: on
-                # NewsArticles the last 14 rounds gained 1-40 nats each (of 163,000)
-                # for 3.6 s each, 40 % of the default fit's time (docs/benchmarks.md).
+                # NewsArticles the last 14 rounds gained under 40 nats each (of
+                # 163,000) for 3.6 s each, half the default fit's time
+                # (docs/benchmarks.md).
                 if kept and (bounds[-1] - before) > self.tol * abs(before):
                     continue
             if converged:

@@ -21,8 +21,8 @@ from recognizers.modelling.topics.hdp_core import doc_topic_mass
 from recognizers.modelling.topics.hdp_moves import (join_document_topics, merge_gains,
                                                     move_off_topic_words, neg_entropy,
                                                     off_topic_words, split_document_topics,
-                                                    split_proposal,
-                                                    stick_merge_gains, stick_term, topic_log_b,
+                                                    split_proposal, stick_merge_gains,
+                                                    stick_term, topic_log_b,
                                                     update_merge_gains, varphi_without_topic)
 from recognizers.modelling.topics.perplexity import entry_documents
 
