@@ -563,6 +563,47 @@ def test_a_refused_birth_leaves_the_state_as_it_was():
     np.testing.assert_array_equal(m.components_, before[2]["components_"])
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("target", ["reachable", "out of reach"])
+def test_a_birth_is_screened_on_the_bound_from_scratch_at_its_starting_priors(seed, target):
+    """A birth is first judged from memoized statistics: only its group's documents are
+    swept and summed, the rest comes from the state before it, and the priors stay as
+    they were.  That screened bound is the bound from scratch with those priors; a
+    screen that beats the bound goes on to the exact check with the priors relearnt
+    (never lower), and one that does not leaves the state as it was."""
+    m, M, varphi, zeta, bound, doc_bounds, story = story_state(seed)
+    m.learn_priors = True
+    start = m._snapshot(varphi, zeta)
+    screens, real = [], m._screened_bound
+
+    def spy(*args):
+        new = real(*args)
+        m.learn_priors = False  # (from_scratch copies the model's parameters)
+        screens.append((new, from_scratch(m, M, varphi, zeta), args[5]))
+        m.learn_priors = True
+        for n in ("topic_word_prior_", "corpus_concentration_", "doc_concentration_"):
+            assert getattr(m, n) == start[2][n]
+        return new
+
+    m._screened_bound = spy
+    goal = bound if target == "reachable" else bound + 1e6
+    new = m._birth_move(M, varphi, zeta, goal, None, story, 4,
+                        m._excess_words(M, varphi, zeta))
+    (screened, scratch, edited), = screens
+    np.testing.assert_array_equal(edited, story)
+    assert screened == pytest.approx(scratch, rel=1e-10)
+    if target == "reachable":  # the story's birth beats the bound: checked exactly
+        assert screened > bound and new is not None and new >= screened - 1e-9 * abs(new)
+        np.testing.assert_allclose(new, from_scratch(m, M, varphi, zeta), rtol=1e-10)
+        assert m.topic_word_[4, 20:].sum() > 0.6
+    else:
+        assert new is None
+        np.testing.assert_array_equal(varphi, start[0])
+        np.testing.assert_array_equal(zeta, start[1])
+        for n, v in start[2].items():
+            np.testing.assert_array_equal(getattr(m, n), v)
+
+
 def test_a_full_truncation_grows_for_a_missed_story():
     """Four slots, four bars, and a story the topics miss: the births find no free
     slot, so the growth move adds two (half of four) and the story gets its topic in
