@@ -8,7 +8,8 @@ import pytest
 
 from recognizers.modelling.datasets import make_labelled_bars
 from recognizers.modelling.topics.hdp import HDP, topic_frequencies
-from recognizers.modelling.topics.hdp_core import _doc_topic_counts, _mapped_topic, doc_topic_mass
+from recognizers.modelling.topics.hdp_core import (_doc_topic_counts, _mapped_topic, doc_topic_mass,
+                                                   entry_topic_shares)
 from recognizers.modelling.topics.hdp_moves import (merge_gains, off_topic_words,
                                                     stick_merge_gains, stick_term)
 from recognizers.modelling.topics.hdp_search import (DocumentSubset, corpus_statistics,
@@ -402,6 +403,15 @@ def test_the_document_helpers_match_numpy():
     doc_topic_mass(M.indptr, M.data, varphi, zeta, mass)
     np.testing.assert_allclose(mass, np.einsum("dt,dtk->dk", Nt, varphi), rtol=1e-12,
                                atol=1e-12)
+    # each word entry's share on each corpus topic, with document 4 emptied (the
+    # entries after it move up: zeta's first rows are the shorter corpus')
+    indptr = M.indptr.copy()
+    indptr[5:] -= indptr[5] - indptr[4]
+    shares = np.full((indptr[-1], K), np.nan)
+    entry_topic_shares(indptr, varphi, zeta, shares)
+    rows = np.repeat(np.arange(D), np.diff(indptr))
+    np.testing.assert_allclose(shares, np.einsum("et,etk->ek", zeta[:indptr[-1]],
+                                                 varphi[rows]), rtol=1e-12, atol=1e-15)
 
 
 def test_a_document_subset_and_the_documents_a_proposal_moved():

@@ -35,7 +35,7 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative, valida
 
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.topics.hdp_core import (doc_bound, doc_estep, doc_estep_labelled,
-                                                   doc_local_bound)
+                                                   doc_local_bound, entry_topic_shares)
 from recognizers.modelling.topics.hdp_moves import best_topic_start, stick_term
 from recognizers.modelling.topics.hdp_search import MoveSearch
 from recognizers.modelling.topics.perplexity import entry_documents, heldout_perplexity
@@ -503,16 +503,25 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
                         varphi, zeta, out)
         return out
 
-    def _collapsed_corpus_bound(self) -> float:
+    def _collapsed_corpus_bound(self, words=None, other_words=None) -> float:
         """The rest of the bound, when the corpus factors are the optimum of their
         statistics ``components_ - eta`` and ``stick_counts_`` (as ``_set_globals``
         leaves them): the words' ``sum S E[log phi]`` and the topics' KL collapse to
         ``sum_k log B(lambda_k) - log B(eta 1)``, and the corpus sticks add
         ``sum_k N_k E[log beta_k]`` and their KL.  With :meth:`_local_bounds` this is
-        :meth:`_bound` (plain HDP) without a pass over the documents."""
+        :meth:`_bound` (plain HDP) without a pass over the documents.
+
+        ``other_words`` (K,), if given, is ``sum_w log Gamma(lambda_kw)`` over the words
+        not in ``words``, kept by a caller that changes only the columns ``words`` (a
+        proposal's sweeps of a few documents): then only those columns are evaluated."""
         lam, eta = self.components_, float(self.topic_word_prior_)
+        if other_words is None:
+            log_b = dirichlet.log_normaliser(lam)
+        else:  # (row sums as _set_globals leaves them: topic_counts_ + W eta)
+            log_b = (gammaln(self.topic_counts_ + eta * lam.shape[1]) - other_words
+                     - gammaln(lam[:, words]).sum(1))
         topics = (lam.shape[0] * float(dirichlet.log_normaliser(np.full(lam.shape[1], eta)))
-                  - float(np.sum(dirichlet.log_normaliser(lam))))
+                  - float(np.sum(log_b)))
         return topics + stick_term(self.stick_counts_, float(self.corpus_concentration_))
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -666,9 +675,11 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
 def topic_frequencies(M, varphi, zeta) -> np.ndarray:
     """``thetabar_dk = (1/N_d) sum_n sum_t zeta_nt varphi_tk`` (Zhang et al.'s eq. 5); an empty
     document gets the mean of its doc-level topics' maps."""
-    D, T, K = varphi.shape
+    D, _, K = varphi.shape
     rows = entry_documents(M)
-    per_entry = np.einsum("et,etk->ek", zeta, varphi[rows]) * M.data[:, None]
+    per_entry = np.empty((M.nnz, K))
+    entry_topic_shares(M.indptr, varphi, zeta, per_entry)
+    per_entry *= M.data[:, None]
     out = np.zeros((D, K))
     np.add.at(out, rows, per_entry)
     n = out.sum(1, keepdims=True)

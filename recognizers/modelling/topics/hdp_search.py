@@ -15,9 +15,10 @@ import copy
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import gammaln
 
 from recognizers.modelling.topics.hdp_core import corpus_statistics as corpus_statistics_kernel
-from recognizers.modelling.topics.hdp_core import doc_topic_mass
+from recognizers.modelling.topics.hdp_core import doc_topic_mass, entry_topic_shares
 from recognizers.modelling.topics.hdp_moves import (join_document_topics, merge_gains,
                                                     move_off_topic_words, neg_entropy,
                                                     off_topic_words, split_document_topics,
@@ -335,8 +336,9 @@ class MoveSearch:
         if used.sum() < 2:
             return None
         elog_phi = self._elogs()[0]
-        rows = entry_documents(M)
-        owned = M.data[:, None] * np.einsum("et,etk->ek", zeta, varphi[rows])
+        owned = np.empty((M.nnz, self.components_.shape[0]))
+        entry_topic_shares(M.indptr, varphi, zeta, owned)
+        owned *= M.data[:, None]
         off = off_topic_words(owned, elog_phi[:, M.indices].T, used)
         order = [k for k in np.argsort(-off) if off[k] >= 1.0 and used[k]
                  and self._may_try(("purify", int(k)))]
@@ -455,7 +457,7 @@ class MoveSearch:
         return None
 
     def _memoized_sweeps(self, M, varphi, zeta, labels, bound, docs, part, rest, n_sweeps,
-                         new, forbid=None) -> float:
+                         new=None, forbid=None) -> float:
         """Up to ``n_sweeps`` sweeps of the documents ``docs`` (``part``, their
         :class:`DocumentSubset`) at the current priors; ``rest`` holds the other
         documents' memoized word statistics, topic counts and local terms of the bound.
@@ -463,18 +465,32 @@ class MoveSearch:
         bound is ``rest``'s local terms plus the documents' plus the collapsed corpus
         terms (:meth:`HDP._collapsed_corpus_bound`).  Stops once the bound beats
         ``bound``, or when the last sweep's gain, repeated for every sweep left, would
-        not reach it (``new``: the bound before the sweeps).  Returns the last bound."""
+        not reach it.  ``new`` is the bound before the sweeps (None: the current state's,
+        which must be the optimum of ``rest`` and the documents' statistics).  Returns
+        the last bound."""
         rest_s, rest_c, rest_local = rest
         v, z = varphi[docs], zeta[part.entries]
         sub_labels = None if labels is None else labels[docs]
+        # The sweeps change the topics' words only where these documents have words:
+        # the other words' log Gamma terms of the collapsed bound stay as they are.
+        words = np.unique(part.M.indices)
+        other = gammaln(self.components_).sum(1) - gammaln(self.components_[:, words]).sum(1)
+
+        def memoized_bound():
+            return (rest_local + self._local_bounds(part.M, v, z).sum()
+                    + self._collapsed_corpus_bound(words, other)
+                    + self._label_bound(M, varphi, zeta, labels))
+
+        if new is None:
+            new = memoized_bound()
+        if new > bound:
+            return new
         for left in range(n_sweeps - 1, -1, -1):
             s, c, _ = self._estep(part.M, v, z, False, sub_labels, forbid=forbid)
             varphi[docs], zeta[part.entries] = v, z
             self._set_globals(np.maximum(rest_s + s, 0.0), np.maximum(rest_c + c, 0.0))
             self._update_label_weights(M, varphi, zeta, labels)
-            last, new = new, (rest_local + self._local_bounds(part.M, v, z).sum()
-                              + self._collapsed_corpus_bound()
-                              + self._label_bound(M, varphi, zeta, labels))
+            last, new = new, memoized_bound()
             if new > bound or new + left * max(new - last, 0.0) <= bound:
                 break
         return new
@@ -497,12 +513,8 @@ class MoveSearch:
                 - self._local_bounds(part.M, v0, z0).sum())
         s, c = corpus_statistics(part.M, varphi[docs], zeta[part.entries])
         self._set_globals(np.maximum(rest[0] + s, 0.0), np.maximum(rest[1] + c, 0.0))
-        new = (rest[2] + self._local_bounds(part.M, varphi[docs], zeta[part.entries]).sum()
-               + self._collapsed_corpus_bound())
-        if n_sweeps and not new > bound:
-            new = self._memoized_sweeps(M, varphi, zeta, None, bound, docs, part, rest,
-                                        n_sweeps, new)
-        return new
+        return self._memoized_sweeps(M, varphi, zeta, None, bound, docs, part, rest,
+                                     n_sweeps)
 
     def _birth_moves(self, M, varphi, zeta, bound, labels, doc_bounds):
         """Propose new topics, one at a time and each in an empty slot, from the stories

@@ -39,7 +39,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from recognizers.modelling.topics.hdp import HDP
-from recognizers.modelling.topics.hdp_core import label_value_grad
+from recognizers.modelling.topics.hdp_core import entry_topic_shares, label_value_grad
 from recognizers.modelling.topics.perplexity import entry_documents
 
 __all__ = ["SupervisedHDP", "label_statistics", "label_term", "label_grad_varphi",
@@ -51,11 +51,10 @@ def label_statistics(M, varphi, zeta):
     """``(rows (nnz,), P (nnz, K), N (D,), thetabar (D, K))`` of the document factors:
     ``P_ek = sum_t zeta_et varphi_tk`` of every word entry, the documents' lengths and
     ``thetabar_dk = sum_e n_e P_ek / N_d`` (zero for an empty document)."""
-    D, T, K = varphi.shape
+    D, _, K = varphi.shape
     rows = entry_documents(M)
-    P = np.zeros((M.nnz, K))
-    for t in range(T):
-        P += zeta[:, t, None] * varphi[rows, t, :]
+    P = np.empty((M.nnz, K))
+    entry_topic_shares(M.indptr, varphi, zeta, P)
     n = M.data.astype(np.float64)
     N = np.bincount(rows, n, minlength=D)
     per_doc = sp.csr_matrix((n, np.arange(M.nnz), M.indptr), shape=(D, M.nnz))
