@@ -254,16 +254,13 @@ class MoveSearch:
             used = self.topic_counts_ >= self._DELETE_SHARE[0] * self.topic_counts_.sum()
             gains[~used, :] = -np.inf
             gains[:, ~used] = -np.inf
-            tries = 0
-            # (best first; only the pairs reached ask _may_try: asking all K^2 pairs
-            # was 2 s of a default fit)
-            for i, j in zip(*np.unravel_index(np.argsort(gains, axis=None)[::-1],
-                                              gains.shape)):
-                if tries >= self._JOIN_TRIES or not np.isfinite(gains[i, j]):
-                    break
+            for i, j in zip(*np.nonzero(np.isfinite(gains))):
                 if not self._may_try(("merge", int(i), int(j))):
-                    continue
-                tries += 1
+                    gains[i, j] = -np.inf
+            flat = np.argsort(gains, axis=None)[::-1][:self._JOIN_TRIES]
+            for i, j in zip(*np.unravel_index(flat, gains.shape)):
+                if not np.isfinite(gains[i, j]):
+                    break
                 tried = self._merge(M, varphi, zeta, bound if new is None else new, labels,
                                     [(int(i), int(j))], join=True)
                 if tried is not None:
