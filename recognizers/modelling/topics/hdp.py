@@ -294,8 +294,18 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         """Document factors in place; returns the corpus statistics and the documents'
         bounds.  ``labels`` (encoded classes) switch on a subclass' label terms;
         topic ``forbid`` gets no document topic (a delete move's sweeps)."""
+        words, word_stats, counts, doc_bound = self._estep_words(M, varphi, zeta, fresh,
+                                                                 labels, forbid)
+        sstats = np.zeros(self.components_.shape)
+        sstats[:, words] = word_stats
+        return sstats, counts, doc_bound
+
+    def _estep_words(self, M, varphi, zeta, fresh, labels=None, forbid=None):
+        """:meth:`_estep` with the word statistics of M's words only: ``(words,
+        word_stats (K, len(words)), counts, doc_bounds)`` (a few documents' sweep
+        need not build or add a (K, W) matrix)."""
         lam = self.components_
-        K, W = lam.shape
+        K = lam.shape[0]
         # E[log phi] of the words M has only: a move's sweep of a few documents uses a
         # tenth of the vocabulary, and digamma of all (K, W) was a sixth of its time.
         words, columns = np.unique(M.indices, return_inverse=True)
@@ -315,9 +325,7 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
             doc_estep(*args)
         else:
             doc_estep_labelled(*args, *label_args)
-        sstats = np.zeros((K, W))
-        sstats[:, words] = word_stats
-        return sstats, counts, doc_bound
+        return words, word_stats, counts, doc_bound
 
     def _label_args(self, labels):
         """``(mu, labels, label_weight)`` for the labelled kernel, or None (plain HDP)."""
@@ -367,6 +375,17 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         eta = self.topic_word_prior_
         self.components_ = (1 - rho) * self.components_ + rho * (eta + scale * sstats)
         self.stick_counts_ = (1 - rho) * self.stick_counts_ + rho * scale * counts
+        self.topic_counts_ = (self.components_.sum(1) - eta * self.components_.shape[1])
+        self._set_corpus_sticks()
+
+    def _set_word_globals(self, words, word_sstats, counts) -> None:
+        """:meth:`_set_globals` (``rho = 1``) when the statistics changed in the columns
+        ``words`` only (``word_sstats``, (K, len(words))): a proposal's sweeps of a few
+        documents.  Writes ``components_`` in place; the proposal's own copy, made by
+        the ``_set_globals`` that started it (a snapshot holds its own)."""
+        eta = self.topic_word_prior_
+        self.components_[:, words] = eta + word_sstats
+        self.stick_counts_ = counts
         self.topic_counts_ = (self.components_.sum(1) - eta * self.components_.shape[1])
         self._set_corpus_sticks()
 

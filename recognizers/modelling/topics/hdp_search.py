@@ -472,8 +472,10 @@ class MoveSearch:
         v, z = varphi[docs], zeta[part.entries]
         sub_labels = None if labels is None else labels[docs]
         # The sweeps change the topics' words only where these documents have words:
-        # the other words' log Gamma terms of the collapsed bound stay as they are.
+        # those columns of the statistics are updated, and the other words' log Gamma
+        # terms of the collapsed bound stay as they are.
         words = np.unique(part.M.indices)
+        rest_words = rest_s[:, words]
         other = gammaln(self.components_).sum(1) - gammaln(self.components_[:, words]).sum(1)
 
         def memoized_bound():
@@ -486,9 +488,10 @@ class MoveSearch:
         if new > bound:
             return new
         for left in range(n_sweeps - 1, -1, -1):
-            s, c, _ = self._estep(part.M, v, z, False, sub_labels, forbid=forbid)
+            _, s, c, _ = self._estep_words(part.M, v, z, False, sub_labels, forbid=forbid)
             varphi[docs], zeta[part.entries] = v, z
-            self._set_globals(np.maximum(rest_s + s, 0.0), np.maximum(rest_c + c, 0.0))
+            self._set_word_globals(words, np.maximum(rest_words + s, 0.0),
+                                   np.maximum(rest_c + c, 0.0))
             self._update_label_weights(M, varphi, zeta, labels)
             last, new = new, memoized_bound()
             if new > bound or new + left * max(new - last, 0.0) <= bound:
