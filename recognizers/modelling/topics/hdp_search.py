@@ -439,11 +439,7 @@ class MoveSearch:
                                    self._SWEEP_MASS)
             if docs.size and n_sweeps and not new > bound:
                 part = DocumentSubset(M, docs)
-                s, c = corpus_statistics(part.M, varphi[docs], zeta[part.entries])
-                rest = (self.components_ - self.topic_word_prior_ - s,
-                        self.stick_counts_ - c,
-                        self._local_bounds(M, varphi, zeta).sum()
-                        - self._local_bounds(part.M, varphi[docs], zeta[part.entries]).sum())
+                rest = self._memoized_rest(M, docs, part, varphi, zeta, vars(self))
                 new = self._memoized_sweeps(M, varphi, zeta, labels, bound, docs, part, rest,
                                             n_sweeps, new, forbid)
         if new > bound:  # decide on the exact optimum (no memoized round-off)
@@ -455,6 +451,20 @@ class MoveSearch:
         if key is not None:
             self._remember_failure(key, touched)
         return None
+
+    def _memoized_rest(self, M, docs, part, varphi, zeta, corpus) -> tuple:
+        """What the documents other than ``docs`` (``part``, their
+        :class:`DocumentSubset`) contribute to a state whose corpus factors are the
+        optimum of its statistics: ``(word statistics (K, W), topic counts (K,), local
+        terms of the bound)``, the state's (document factors ``varphi``, ``zeta``;
+        ``corpus`` holds its ``components_``, ``topic_word_prior_`` and
+        ``stick_counts_``) minus the documents' own."""
+        v, z = varphi[docs], zeta[part.entries]
+        s, c = corpus_statistics(part.M, v, z)
+        local = (self._local_bounds(M, varphi, zeta).sum()
+                 - self._local_bounds(part.M, v, z).sum())
+        return (corpus["components_"] - corpus["topic_word_prior_"] - s,
+                corpus["stick_counts_"] - c, local)
 
     def _memoized_sweeps(self, M, varphi, zeta, labels, bound, docs, part, rest, n_sweeps,
                          new=None, forbid=None) -> float:
@@ -508,12 +518,7 @@ class MoveSearch:
         local terms that were 18 ms of its 42 (docs/benchmarks.md)."""
         docs = np.sort(np.asarray(edited, dtype=np.int64))
         part = DocumentSubset(M, docs)
-        v0, z0 = snapshot[0][docs], snapshot[1][part.entries]
-        s0, c0 = corpus_statistics(part.M, v0, z0)
-        eta0 = snapshot[2]["topic_word_prior_"]
-        rest = (snapshot[2]["components_"] - eta0 - s0, snapshot[2]["stick_counts_"] - c0,
-                self._local_bounds(M, snapshot[0], snapshot[1]).sum()
-                - self._local_bounds(part.M, v0, z0).sum())
+        rest = self._memoized_rest(M, docs, part, snapshot[0], snapshot[1], snapshot[2])
         s, c = corpus_statistics(part.M, varphi[docs], zeta[part.entries])
         self._set_globals(np.maximum(rest[0] + s, 0.0), np.maximum(rest[1] + c, 0.0))
         return self._memoized_sweeps(M, varphi, zeta, None, bound, docs, part, rest,
