@@ -201,6 +201,45 @@ def test_document_tidying_keeps_the_bound_it_reports_exact():
     assert (now_sorted & unsorted).sum() > unsorted.sum() // 2 > 0  # reorders kept
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_join_is_judged_by_its_exact_change_of_the_bound(seed):
+    """The kernel judges a join of two document topics by its change of the bound
+    from the two topics' columns and the sticks between them; that change must equal
+    the bound recomputed from scratch after the join minus the bound before, for
+    every pair (adjacent, far apart, into the last topic), with and without an
+    empty document topic."""
+    from recognizers.modelling.topics import hdp_core as hc
+    rng = np.random.default_rng(seed)
+    T, n, alpha = 6, 9, 0.4 + seed
+    zeta = rng.dirichlet(np.full(T, 0.5), size=n)
+    if seed % 2:
+        zeta[:, 2] = 0.0
+        zeta /= zeta.sum(1, keepdims=True)
+    counts = rng.integers(1, 5, n).astype(float)
+    scores = rng.normal(size=(n, T))
+
+    def bound(z):
+        Nt, a, b, elog_pi = np.empty(T), np.empty(T - 1), np.empty(T - 1), np.empty(T)
+        hc._doc_topic_counts(0, n, counts, z, Nt)
+        hc._sticks(Nt, alpha, elog_pi, a, b)
+        return hc._bound_from_scores(0, n, counts, z, scores, elog_pi, a, b, alpha, 0.0)
+
+    Nt = counts @ zeta
+    dA, dB, kl = np.empty(T - 1), np.empty(T - 1), np.empty(T - 1)
+    hc._stick_parts(Nt, alpha, 0, T - 1, dA, dB, kl)
+    scratch = [np.empty(T)] + [np.empty(T - 1) for _ in range(3)]
+    for keep in range(T):
+        for gone in range(T):
+            if keep == gone:
+                continue
+            joined = zeta.copy()
+            joined[:, keep] += joined[:, gone]
+            joined[:, gone] = 0.0
+            gain = hc._join_gain(0, n, counts, zeta, scores, Nt, keep, gone, alpha, dA, dB,
+                                 kl, *scratch)
+            assert gain == pytest.approx(bound(joined) - bound(zeta), rel=1e-9, abs=1e-9)
+
+
 def test_label_objectives_are_the_bound_terms_they_name():
     # The supervised kernel's two line-search objectives (one shared kernel) against
     # the label term (9) recomputed in numpy from g = zeta r after the change.
