@@ -596,19 +596,20 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
             _label_g(lo, hi, counts, zeta, r, g, logG, w)
         _doc_topic_counts(lo, hi, counts, zeta, Nt)
         _sticks(Nt, alpha, elog_pi, a, b)
+        doc_elog_phi = _gather_words(lo, hi, indices, elog_phi_t)
+        weighted = np.empty((T, hi - lo))
         old = -np.inf
         bound = 0.0
         for it in range(max_iter):
             sticks_on = (not fresh) or it >= n_warm
             # varphi_tk ∝ exp(E[log beta_k] + sum_e n_e zeta_et E[log phi_k,w_e]) (+ labels)
+            for e in range(lo, hi):
+                for t in range(T):
+                    weighted[t, e - lo] = counts[e] * zeta[e, t]
+            word_terms = weighted @ doc_elog_phi if hi > lo else np.zeros((T, K))
             for t in range(T):
                 for k in range(K):
-                    row[k] = elog_beta[k] if sticks_on else 0.0
-                for e in range(lo, hi):
-                    c = counts[e] * zeta[e, t]
-                    wd = indices[e]
-                    for k in range(K):
-                        row[k] += c * elog_phi_t[wd, k]
+                    row[k] = (elog_beta[k] if sticks_on else 0.0) + word_terms[t, k]
                 for k in range(K):
                     base[k] = row[k]
                 if not ready:
@@ -685,7 +686,7 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                         s += mu[y, k] * varphi[d, t, k]
                     mr[t] = s / N
             # zeta_et ∝ exp(E[log pi_t] + sum_k varphi_tk E[log phi_k,w_e]) (+ labels)
-            _word_scores(lo, hi, d, indices, elog_phi_t, varphi, scores)
+            _doc_word_scores(doc_elog_phi, varphi[d], scores)
             for e in range(lo, hi):
                 for t in range(T):
                     s = scores[e - lo, t] + (elog_pi[t] if sticks_on else 0.0)
