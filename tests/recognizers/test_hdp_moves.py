@@ -521,7 +521,7 @@ def test_excess_words_are_the_counts_above_each_documents_prediction():
 def story_state(seed, K=5, **params):
     """A bars corpus in which 5 documents also tell a story of 6 words no other document
     uses, and a model started at the 4 planted bars, then swept with its fifth topic
-    (if K = 5) kept empty (the story's words blended into the bars' topics); the model,
+    (and any beyond) kept empty (the story's words blended into the bars' topics); the model,
     its factors, bound and documents' bounds, and the story's documents."""
     X = bars(40, 30, seed=seed)
     story = np.arange(5)
@@ -538,8 +538,8 @@ def story_state(seed, K=5, **params):
         m.components_[k, 5 * k:5 * k + 5] += X[:, 5 * k:5 * k + 5].sum(0)
     varphi, zeta, doc_bounds = m._random_start_factors(M)
     m._take_better_start(M, varphi, zeta, doc_bounds)
-    for it in range(10):  # (topic 4 kept empty: the sweeps would find the story)
-        m._estep(M, varphi, zeta, False, forbid=4 if K > 4 else None)
+    for it in range(10):  # (topics 4, ... kept empty: the sweeps would find the story)
+        m._estep(M, varphi, zeta, False, forbid=np.arange(4, K) if K > 4 else None)
         bound = m._globals_from_locals(M, varphi, zeta, None)
     doc_bounds = m._estep(M, varphi.copy(), zeta.copy(), False)[2]
     return m, M, varphi, zeta, bound, doc_bounds, story
@@ -612,6 +612,41 @@ def test_a_birth_is_screened_on_the_bound_from_scratch_at_its_starting_priors(se
         np.testing.assert_array_equal(zeta, start[1])
         for n, v in start[2].items():
             np.testing.assert_array_equal(getattr(m, n), v)
+
+
+@pytest.mark.parametrize("learn_priors", [False, True])
+def test_a_round_of_births_screens_each_on_the_state_it_starts_from(learn_priors):
+    """The births of one round share the state's memoized whole-corpus sums until one
+    is kept: every screen of the round, before and after the kept birth, must be the
+    bound from scratch of its own proposal (a stale memo would be off by the kept
+    birth's gain)."""
+    m, M, varphi, zeta, bound, doc_bounds, story = story_state(0, K=6)
+    m.learn_priors = learn_priors
+    screens, real = [], m._screened_bound
+    kept = []
+
+    def spy(*args):
+        new = real(*args)
+        priors = m.learn_priors
+        m.learn_priors = False  # (the screen's priors; from_scratch copies them)
+        screens.append((new, from_scratch(m, M, args[1], args[2]), len(kept)))
+        m.learn_priors = priors
+        return new
+
+    real_keep = m._resweep_and_keep
+
+    def keep_spy(*args, **kwargs):
+        new = real_keep(*args, **kwargs)
+        if new is not None:
+            kept.append(new)
+        return new
+
+    m._screened_bound, m._resweep_and_keep = spy, keep_spy
+    new = m._birth_moves(M, varphi, zeta, bound, None, doc_bounds)
+    assert new is not None and kept
+    assert any(after_kept for _, _, after_kept in screens) and len(screens) >= 3
+    for screened, scratch, _ in screens:
+        assert screened == pytest.approx(scratch, rel=1e-10)
 
 
 def test_a_full_truncation_grows_for_a_missed_story():

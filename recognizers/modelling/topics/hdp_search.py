@@ -409,7 +409,7 @@ class MoveSearch:
                                       self._SPLIT_SWEEPS, key=("split", k))
 
     def _resweep_and_keep(self, M, varphi, zeta, labels, bound, snapshot, n_sweeps,
-                          forbid=None, key=None, edited=None):
+                          forbid=None, key=None, edited=None, totals=None):
         """Finish a proposal: globals from the edited document factors, up to
         ``n_sweeps`` sweeps of the documents the proposal moved (topic ``forbid`` kept
         empty), then keep it if the whole-corpus bound rose (returns the new bound) or
@@ -429,17 +429,21 @@ class MoveSearch:
         snapshot's priors from its memoized statistics, with no whole-corpus pass, and
         the exact check with the priors relearnt runs only if that bound beats
         ``bound`` (relearning can only raise it).  A proposal that wins only once the
-        priors move is lost; births, most of which fail, take it (unlabelled model)."""
+        priors move is lost; births, most of which fail, take it (unlabelled model).
+        ``totals`` (a dict, filled on first use) memoizes the snapshot's whole-corpus
+        sums for the next proposals from the same state (:meth:`_state_totals`)."""
         before = snapshot[2]["components_"]
         if edited is not None and labels is None:
-            new = self._screened_bound(M, varphi, zeta, bound, snapshot, edited, n_sweeps)
+            new = self._screened_bound(M, varphi, zeta, bound, snapshot, edited, n_sweeps,
+                                       {} if totals is None else totals)
         else:
             new = self._globals_from_locals(M, varphi, zeta, labels)
             docs = moved_documents(M, snapshot[0], snapshot[1], varphi, zeta,
                                    self._SWEEP_MASS)
             if docs.size and n_sweeps and not new > bound:
                 part = DocumentSubset(M, docs)
-                rest = self._memoized_rest(M, docs, part, varphi, zeta, vars(self))
+                rest = self._memoized_rest(M, docs, part, varphi, zeta, vars(self),
+                                           self._state_totals(M, varphi, zeta, vars(self)))
                 new = self._memoized_sweeps(M, varphi, zeta, labels, bound, docs, part, rest,
                                             n_sweeps, new, forbid)
         if new > bound:  # decide on the exact optimum (no memoized round-off)
@@ -452,19 +456,33 @@ class MoveSearch:
             self._remember_failure(key, touched)
         return None
 
-    def _memoized_rest(self, M, docs, part, varphi, zeta, corpus) -> tuple:
+    def _state_totals(self, M, varphi, zeta, corpus) -> dict:
+        """A state's whole-corpus sums that a proposal's memoized bound needs (document
+        factors ``varphi``, ``zeta``; ``corpus`` holds its ``components_``): the local
+        terms of the bound of all documents, ``"local"``, and each topic's ``sum_w log
+        Gamma(lambda_kw)``, ``"log_gamma"``.  The births of one round share them until
+        one is kept: each proposal from the same state paid both, a tenth of a
+        default fit on NewsArticles."""
+        return {"local": float(self._local_bounds(M, varphi, zeta).sum()),
+                "log_gamma": gammaln(corpus["components_"]).sum(1)}
+
+    def _memoized_rest(self, M, docs, part, varphi, zeta, corpus, totals) -> tuple:
         """What the documents other than ``docs`` (``part``, their
         :class:`DocumentSubset`) contribute to a state whose corpus factors are the
         optimum of its statistics: ``(word statistics (K, W), topic counts (K,), local
-        terms of the bound)``, the state's (document factors ``varphi``, ``zeta``;
-        ``corpus`` holds its ``components_``, ``topic_word_prior_`` and
-        ``stick_counts_``) minus the documents' own."""
+        terms of the bound, sum_w log Gamma(lambda_kw) over the words docs do not
+        have (K,))``, the state's (document factors ``varphi``, ``zeta``; ``corpus``
+        holds its ``components_``, ``topic_word_prior_`` and ``stick_counts_``;
+        ``totals`` its :meth:`_state_totals`) minus the documents' own.  A proposal's
+        sweeps leave the other words' columns of the topics as they are."""
         v, z = varphi[docs], zeta[part.entries]
         s, c = corpus_statistics(part.M, v, z)
-        local = (self._local_bounds(M, varphi, zeta).sum()
-                 - self._local_bounds(part.M, v, z).sum())
-        return (corpus["components_"] - corpus["topic_word_prior_"] - s,
-                corpus["stick_counts_"] - c, local)
+        local = totals["local"] - self._local_bounds(part.M, v, z).sum()
+        lam = corpus["components_"]
+        words = np.unique(part.M.indices)
+        other = totals["log_gamma"] - gammaln(lam[:, words]).sum(1)
+        return (lam - corpus["topic_word_prior_"] - s, corpus["stick_counts_"] - c, local,
+                other)
 
     def _memoized_sweeps(self, M, varphi, zeta, labels, bound, docs, part, rest, n_sweeps,
                          new=None, forbid=None) -> float:
@@ -478,15 +496,14 @@ class MoveSearch:
         not reach it.  ``new`` is the bound before the sweeps (None: the current state's,
         which must be the optimum of ``rest`` and the documents' statistics).  Returns
         the last bound."""
-        rest_s, rest_c, rest_local = rest
+        rest_s, rest_c, rest_local, other = rest
         v, z = varphi[docs], zeta[part.entries]
         sub_labels = None if labels is None else labels[docs]
         # The sweeps change the topics' words only where these documents have words:
         # those columns of the statistics are updated, and the other words' log Gamma
-        # terms of the collapsed bound stay as they are.
+        # terms of the collapsed bound stay as they are (rest's).
         words = np.unique(part.M.indices)
         rest_words = rest_s[:, words]
-        other = gammaln(self.components_).sum(1) - gammaln(self.components_[:, words]).sum(1)
 
         def memoized_bound():
             return (rest_local + self._local_bounds(part.M, v, z).sum()
@@ -508,7 +525,8 @@ class MoveSearch:
                 break
         return new
 
-    def _screened_bound(self, M, varphi, zeta, bound, snapshot, edited, n_sweeps) -> float:
+    def _screened_bound(self, M, varphi, zeta, bound, snapshot, edited, n_sweeps,
+                        totals) -> float:
         """A proposal's bound at the priors of ``snapshot`` after up to ``n_sweeps``
         sweeps of the documents ``edited`` (every document whose factors it changed),
         from statistics memoized from the snapshot: the corpus' minus the documents'
@@ -518,7 +536,10 @@ class MoveSearch:
         local terms that were 18 ms of its 42 (docs/benchmarks.md)."""
         docs = np.sort(np.asarray(edited, dtype=np.int64))
         part = DocumentSubset(M, docs)
-        rest = self._memoized_rest(M, docs, part, snapshot[0], snapshot[1], snapshot[2])
+        if not totals:  # (the snapshot's priors are the current ones)
+            totals.update(self._state_totals(M, snapshot[0], snapshot[1], snapshot[2]))
+        rest = self._memoized_rest(M, docs, part, snapshot[0], snapshot[1], snapshot[2],
+                                   totals)
         s, c = corpus_statistics(part.M, varphi[docs], zeta[part.entries])
         self._set_globals(np.maximum(rest[0] + s, 0.0), np.maximum(rest[1] + c, 0.0))
         return self._memoized_sweeps(M, varphi, zeta, None, bound, docs, part, rest,
@@ -557,6 +578,7 @@ class MoveSearch:
         seeds = seeds[np.argsort(doc_bounds[seeds] / lengths[seeds], kind="stable")]
         taken = np.zeros(D, bool)
         tries, new_bound = 0, None
+        totals = {}  # the current state's, for the screens (emptied when a birth is kept)
         for d in seeds:
             if tries >= self._BIRTH_TRIES or not free:
                 break
@@ -568,11 +590,12 @@ class MoveSearch:
             group = np.argsort(-similarity, kind="stable")[:self._BIRTH_GROUP]
             group = group[(similarity[group] >= self._BIRTH_SIMILARITY) & ~taken[group]]
             new = self._birth_move(M, varphi, zeta, bound, labels, group, int(free[0]),
-                                   excess, key=("birth", int(d)))
+                                   excess, key=("birth", int(d)), totals=totals)
             if new is not None:
                 bound = new_bound = new
                 free.pop(0)
                 taken[group] = True
+                totals.clear()
         return new_bound
 
     def _grow_move(self, M, varphi, zeta, bounds, labels, doc_bounds):
@@ -625,12 +648,14 @@ class MoveSearch:
                                          phi[:, M.indices[lo:hi]])
         return np.maximum(n - predicted, 0.0)
 
-    def _birth_move(self, M, varphi, zeta, bound, labels, group, j, excess, key=None):
+    def _birth_move(self, M, varphi, zeta, bound, labels, group, j, excess, key=None,
+                    totals=None):
         """One birth: the empty topic ``j`` becomes ``eta`` plus the ``excess`` (nnz,)
         words of the documents ``group``; each of them hands those words to its least
         used document topic, which is mapped to ``j``.  The group then takes
         ``_BIRTH_SWEEPS`` sweeps, and the birth is kept only if the whole-corpus bound
-        beats ``bound``: returns the new bound, or None (state unchanged)."""
+        beats ``bound``: returns the new bound, or None (state unchanged).  ``totals``:
+        the current state's memoized sums (:meth:`_resweep_and_keep`)."""
         snapshot = self._snapshot(varphi, zeta)
         self.components_ = self.components_.copy()
         self.components_[j] = self.topic_word_prior_
@@ -645,7 +670,8 @@ class MoveSearch:
             varphi[d, t] = 0.0
             varphi[d, t, j] = 1.0
         return self._resweep_and_keep(M, varphi, zeta, labels, bound, snapshot,
-                                      self._BIRTH_SWEEPS, key=key, edited=group)
+                                      self._BIRTH_SWEEPS, key=key, edited=group,
+                                      totals=totals)
 
     def _sort_move(self, M, varphi, zeta, bound, labels, doc_bounds=None):
         """Reorder the topics by their stick counts, largest first, if that raises the
