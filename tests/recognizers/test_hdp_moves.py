@@ -5,12 +5,13 @@ deleting an empty topic changes nothing, births grow a run started with one topi
 give a story the topics miss its own topic."""
 import numpy as np
 import pytest
+from scipy.special import gammaln
 
 from recognizers.modelling.datasets import make_labelled_bars
 from recognizers.modelling.topics.hdp import HDP, topic_frequencies
 from recognizers.modelling.topics.hdp_core import (_doc_topic_counts, _mapped_topic, doc_topic_mass,
                                                    entry_topic_shares)
-from recognizers.modelling.topics.hdp_moves import (merge_gains, off_topic_words,
+from recognizers.modelling.topics.hdp_moves import (MergeScores, off_topic_words,
                                                     stick_merge_gains, stick_term)
 from recognizers.modelling.topics.hdp_search import (DocumentSubset, corpus_statistics,
                                                     moved_documents)
@@ -73,10 +74,8 @@ def test_merge_gains_are_the_bound_differences_of_merging(seed):
     m, M, varphi, zeta, bound = fitted_state(seed=seed)
     K = m.n_components
     eta, gamma = m.topic_word_prior, m.corpus_concentration
-    parts, _, _ = merge_gains(m.components_ - eta, m.stick_counts_, varphi.reshape(-1, K),
-                              eta, gamma)
-    sg = np.empty((K, K))
-    stick_merge_gains(m.stick_counts_, gamma, sg)
+    gains = MergeScores(m.components_ - eta, m.stick_counts_, varphi.reshape(-1, K), eta,
+                        gamma).gains()
     np.testing.assert_allclose(from_scratch(m, M, varphi, zeta), bound, rtol=1e-12)
     for i in range(K):
         for j in range(i + 1, K):
@@ -84,8 +83,51 @@ def test_merge_gains_are_the_bound_differences_of_merging(seed):
             v[:, :, i] += v[:, :, j]
             v[:, :, j] = 0.0
             brute = from_scratch(m, M, v, zeta) - bound
-            np.testing.assert_allclose(parts[i, j] + sg[i, j], brute,
-                                       atol=1e-8 * abs(bound))
+            np.testing.assert_allclose(gains[i, j], brute, atol=1e-8 * abs(bound))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_merge_scores_are_the_closed_form_at_every_scale(seed):
+    """MergeScores against the closed form, log B and entropies in numpy: statistics
+    from 1e-14 (first order) to hundreds (lgamma), zero counts and varphi, and after
+    merges (the re-scored pairs must be those of fresh scores of the merged state).
+    The sticks' part is stick_term's difference for every pair."""
+    rng = np.random.default_rng(seed)
+    K, W, R, eta, gamma = 7, 30, 12, [0.01, 0.07, 0.5][seed], 1.3
+    S = rng.gamma(0.3, 40.0, (K, W)) * (rng.random((K, W)) < 0.4)
+    S += 10.0 ** rng.uniform(-14, -4, (K, W))
+    S[2] = 0.0
+    c = np.r_[rng.gamma(1.0, 20.0, K - 1), 0.0]
+    V = rng.dirichlet(np.full(K, 0.3), R)
+    V[:, 3] = 0.0
+
+    def log_b(lam):
+        return gammaln(lam).sum(-1) - gammaln(lam.sum(-1))
+
+    def xlogx(v):
+        return np.where(v > 0, v * np.log(np.where(v > 0, v, 1.0)), 0.0).sum(0)
+
+    def closed_form(S, c, V):
+        out = np.full((K, K), -np.inf)
+        for i in range(K):
+            for j in range(i + 1, K):
+                topic = (log_b(eta + S[i] + S[j]) + log_b(np.full(W, eta))
+                         - log_b(eta + S[i]) - log_b(eta + S[j]))
+                entropy = -(xlogx(V[:, i] + V[:, j]) - xlogx(V[:, i]) - xlogx(V[:, j]))
+                merged = c.copy()
+                merged[i], merged[j] = c[i] + c[j], 0.0
+                out[i, j] = topic + entropy + stick_term(merged, gamma) - stick_term(c, gamma)
+        return out
+
+    scores = MergeScores(S, c, V, eta, gamma)
+    np.testing.assert_allclose(scores.gains(), closed_form(S, c, V), rtol=1e-9, atol=1e-9)
+    for i, j in ((1, 4), (0, 1), (5, 6)):
+        scores.merge(i, j)
+        S, c, V = S.copy(), c.copy(), V.copy()
+        S[i], S[j], c[i], c[j] = S[i] + S[j], 0.0, c[i] + c[j], 0.0
+        V[:, i], V[:, j] = V[:, i] + V[:, j], 0.0
+        np.testing.assert_allclose(scores.gains(), closed_form(S, c, V), rtol=1e-9,
+                                   atol=1e-9)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -98,12 +140,10 @@ def test_two_copies_of_one_topic_always_merge(seed):
     varphi[:, :, j] = half
     bound = m._globals_from_locals(M, varphi, zeta, None)
     K = m.n_components
-    parts, _, _ = merge_gains(m.components_ - m.topic_word_prior, m.stick_counts_,
-                              varphi.reshape(-1, K), m.topic_word_prior,
-                              m.corpus_concentration)
-    sg = np.empty((K, K))
-    stick_merge_gains(m.stick_counts_, m.corpus_concentration, sg)
-    assert parts[i, j] + sg[i, j] > 0
+    gains = MergeScores(m.components_ - m.topic_word_prior, m.stick_counts_,
+                        varphi.reshape(-1, K), m.topic_word_prior,
+                        m.corpus_concentration).gains()
+    assert gains[i, j] > 0
     v, z = varphi.copy(), zeta.copy()
     new = m._merge(M, v, z, bound, None, [(i, j)])
     assert new is not None and new > bound

@@ -19,12 +19,10 @@ from scipy.special import gammaln
 
 from recognizers.modelling.topics.hdp_core import corpus_statistics as corpus_statistics_kernel
 from recognizers.modelling.topics.hdp_core import doc_topic_mass, entry_topic_shares
-from recognizers.modelling.topics.hdp_moves import (join_document_topics, merge_gains,
-                                                    move_off_topic_words, neg_entropy,
-                                                    off_topic_words, split_document_topics,
-                                                    split_proposal, stick_merge_gains,
-                                                    stick_term, topic_log_b,
-                                                    update_merge_gains, varphi_without_topic)
+from recognizers.modelling.topics.hdp_moves import (MergeScores, join_document_topics,
+                                                    move_off_topic_words, off_topic_words,
+                                                    split_document_topics, split_proposal,
+                                                    stick_term, varphi_without_topic)
 from recognizers.modelling.topics.perplexity import entry_documents
 
 __all__ = ["MoveSearch", "corpus_statistics", "moved_documents", "DocumentSubset"]
@@ -207,40 +205,24 @@ class MoveSearch:
         """Merge every pair of topics whose merge raises the bound, best first.
 
         The change of each merge is exact from the corpus statistics
-        (:func:`hdp_moves.merge_gains`); after each merge the pairs of the two topics
+        (:class:`hdp_moves.MergeScores`); after each merge the pairs of the two topics
         are re-scored, until no merge gains.  The merged state's bound is then
         recomputed from scratch (with the label term, and ``coef_`` refitted, for the
         supervised model) and kept only if it beats ``bound``.  Returns the new bound
         or None.
         """
+        eta = float(self.topic_word_prior_)
         K = self.components_.shape[0]
-        eta, gamma = float(self.topic_word_prior_), float(self.corpus_concentration_)
-        S = self.components_ - eta
-        c = self.stick_counts_.copy()
-        V = varphi.reshape(-1, K).copy()
-        parts, logb, negent = merge_gains(S, c, V, eta, gamma)
-        sg = np.empty((K, K))
+        scores = MergeScores(self.components_ - eta, self.stick_counts_,
+                             varphi.reshape(-1, K), eta, self.corpus_concentration_)
         merges = []
         while True:
-            stick_merge_gains(c, gamma, sg)
-            gains = parts + sg
+            gains = scores.gains()
             i, j = np.unravel_index(int(np.argmax(gains)), gains.shape)
             if not gains[i, j] > 1e-9 * abs(bound):
                 break
             merges.append((int(i), int(j), float(gains[i, j])))
-            S[i] += S[j]
-            S[j] = 0.0
-            c[i] += c[j]
-            c[j] = 0.0
-            V[:, i] += V[:, j]
-            V[:, j] = 0.0
-            pair = np.array([i, j])
-            pair_logb = np.empty(2)
-            topic_log_b(S[pair], eta, pair_logb)
-            logb[pair] = pair_logb
-            negent[j] = 0.0
-            neg_entropy(V[:, i:i + 1], negent[i:i + 1])
-            update_merge_gains(S, V, eta, logb, negent, pair, parts)
+            scores.merge(i, j)
         new = None
         if merges:
             new = self._merge(M, varphi, zeta, bound, labels, [(i, j) for i, j, _ in merges])
@@ -249,8 +231,7 @@ class MoveSearch:
         # Pairs the statistics call (slightly) bad may still gain once each document
         # joins its two document topics (join_document_topics): try the best few.
         if new is None and not merges:
-            stick_merge_gains(c, gamma, sg)
-            gains = parts + sg
+            gains = scores.gains()
             used = self.topic_counts_ >= self._DELETE_SHARE[0] * self.topic_counts_.sum()
             gains[~used, :] = -np.inf
             gains[:, ~used] = -np.inf
