@@ -577,6 +577,8 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
     # updates' inner loops over k (the (K, W) layout strides them by W)
     elog_phi_t = np.ascontiguousarray(elog_phi.T)
     varphi_copy = np.empty((T, K))
+    word_topic = np.zeros((sstats.shape[1], K))  # (the statistics, as (W, K))
+    mixed = np.empty(K)
     for d in range(D):
         lo = indptr[d]
         hi = indptr[d + 1]
@@ -719,13 +721,8 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
         for t in range(T):
             for k in range(K):
                 topic_counts[k] += varphi[d, t, k]
-        for e in range(lo, hi):
-            wd = indices[e]
-            for k in range(K):
-                s = 0.0
-                for t in range(T):
-                    s += zeta[e, t] * varphi[d, t, k]
-                sstats[k, wd] += counts[e] * s
+        _add_word_statistics(lo, hi, d, indices, counts, varphi, zeta, mixed, word_topic)
+    sstats += word_topic.T
 
 
 @njit(cache=True)
@@ -777,24 +774,38 @@ def label_value_grad(indptr, counts, P, thetabar, labels, mu, grad):
 
 
 @njit(cache=True)
+def _add_word_statistics(lo, hi, d, indices, counts, varphi, zeta, mixed, word_topic):
+    """``word_topic[w_e, k] += n_e sum_t zeta_et varphi_dtk`` for document d's word
+    entries lo:hi, into a (W, K) array: each add a contiguous sweep over k (a (K, W)
+    array strides it by W; half of the statistics' time).  ``mixed`` (K,) scratch."""
+    T, K = varphi.shape[1], varphi.shape[2]
+    for e in range(lo, hi):
+        mixed[:] = 0.0
+        for t in range(T):
+            z = zeta[e, t]
+            for k in range(K):
+                mixed[k] += z * varphi[d, t, k]
+        w = indices[e]
+        for k in range(K):
+            word_topic[w, k] += counts[e] * mixed[k]
+
+
+@njit(cache=True)
 def corpus_statistics(indptr, indices, counts, varphi, zeta, sstats, topic_counts):
     """The corpus update's statistics of the document factors, in place (zeroed first):
     ``sstats[k, w] = sum_e [w_e = w] n_e sum_t zeta_et varphi_dtk`` (K, W) and
     ``topic_counts[k] = sum_dt varphi_dtk`` (K,)."""
     D, T, K = varphi.shape
-    sstats[...] = 0.0
     topic_counts[...] = 0.0
+    word_topic = np.zeros((sstats.shape[1], K))
+    mixed = np.empty(K)
     for d in range(D):
         for t in range(T):
             for k in range(K):
                 topic_counts[k] += varphi[d, t, k]
-        for e in range(indptr[d], indptr[d + 1]):
-            w = indices[e]
-            for k in range(K):
-                s = 0.0
-                for t in range(T):
-                    s += zeta[e, t] * varphi[d, t, k]
-                sstats[k, w] += counts[e] * s
+        _add_word_statistics(indptr[d], indptr[d + 1], d, indices, counts, varphi, zeta,
+                             mixed, word_topic)
+    sstats[...] = word_topic.T
 
 
 @njit(cache=True)
