@@ -91,7 +91,8 @@ def test_the_merge_scores_are_the_closed_form_at_every_scale(seed):
     """MergeScores against the closed form, log B and entropies in numpy: statistics
     from 1e-14 (first order) to hundreds (lgamma), zero counts and varphi, and after
     merges (the re-scored pairs must be those of fresh scores of the merged state).
-    The sticks' part is stick_term's difference for every pair."""
+    The sticks' part is stick_term's difference for every pair.  The best pair, found
+    with the entropy parts computed lazily, is the closed form's argmax."""
     rng = np.random.default_rng(seed)
     K, W, R, eta, gamma = 7, 30, 12, [0.01, 0.07, 0.5][seed], 1.3
     S = rng.gamma(0.3, 40.0, (K, W)) * (rng.random((K, W)) < 0.4)
@@ -100,6 +101,7 @@ def test_the_merge_scores_are_the_closed_form_at_every_scale(seed):
     c = np.r_[rng.gamma(1.0, 20.0, K - 1), 0.0]
     V = rng.dirichlet(np.full(K, 0.3), R)
     V[:, 3] = 0.0
+    S[6], c[6], V[:, 6] = 0.0, 0.0, 0.0  # an empty topic: its merges all tie at 0
 
     def log_b(lam):
         return gammaln(lam).sum(-1) - gammaln(lam.sum(-1))
@@ -119,15 +121,31 @@ def test_the_merge_scores_are_the_closed_form_at_every_scale(seed):
                 out[i, j] = topic + entropy + stick_term(merged, gamma) - stick_term(c, gamma)
         return out
 
+    def check(scores, expect):
+        # the best pair first, its entropy parts computed two at a time (lazily), with
+        # and without a mask of allowed pairs; then every gain
+        for allowed in (None, rng.random((K, K)) < 0.4):
+            best = scores.best(allowed)
+            masked = expect if allowed is None else np.where(allowed, expect, -np.inf)
+            assert best[:2] == np.unravel_index(np.argmax(masked), masked.shape)
+            assert best[2] == pytest.approx(masked.max(), rel=1e-9, abs=1e-9)
+        ties = np.zeros((K, K), bool)
+        ties[:6, 6] = True  # (merges into topic 6, empty: all exactly 0)
+        i, j, gain = scores.best(ties)
+        assert j == 6 and gain == 0.0
+        assert np.isnan(scores.entropy[np.isfinite(expect)]).any()  # (still lazy)
+        np.testing.assert_allclose(scores.gains(), expect, rtol=1e-9, atol=1e-9)
+        assert scores.best(np.zeros((K, K), bool)) is None
+
     scores = MergeScores(S, c, V, eta, gamma)
-    np.testing.assert_allclose(scores.gains(), closed_form(S, c, V), rtol=1e-9, atol=1e-9)
+    scores._BATCH = 2
+    check(scores, closed_form(S, c, V))
     for i, j in ((1, 4), (0, 1), (5, 6)):
         scores.merge(i, j)
         S, c, V = S.copy(), c.copy(), V.copy()
         S[i], S[j], c[i], c[j] = S[i] + S[j], 0.0, c[i] + c[j], 0.0
         V[:, i], V[:, j] = V[:, i] + V[:, j], 0.0
-        np.testing.assert_allclose(scores.gains(), closed_form(S, c, V), rtol=1e-9,
-                                   atol=1e-9)
+        check(scores, closed_form(S, c, V))
 
 
 @pytest.mark.parametrize("seed", range(4))

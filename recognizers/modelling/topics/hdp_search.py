@@ -217,12 +217,11 @@ class MoveSearch:
                              varphi.reshape(-1, K), eta, self.corpus_concentration_)
         merges = []
         while True:
-            gains = scores.gains()
-            i, j = np.unravel_index(int(np.argmax(gains)), gains.shape)
-            if not gains[i, j] > 1e-9 * abs(bound):
+            best = scores.best()
+            if best is None or not best[2] > 1e-9 * abs(bound):
                 break
-            merges.append((int(i), int(j), float(gains[i, j])))
-            scores.merge(i, j)
+            merges.append(best)
+            scores.merge(*best[:2])
         new = None
         if merges:
             new = self._merge(M, varphi, zeta, bound, labels, [(i, j) for i, j, _ in merges])
@@ -231,22 +230,22 @@ class MoveSearch:
         # Pairs the statistics call (slightly) bad may still gain once each document
         # joins its two document topics (join_document_topics): try the best few.
         if new is None and not merges:
-            gains = scores.gains()
             used = self.topic_counts_ >= self._DELETE_SHARE[0] * self.topic_counts_.sum()
-            gains[~used, :] = -np.inf
-            gains[:, ~used] = -np.inf
-            for i, j in zip(*np.nonzero(np.isfinite(gains))):
+            allowed = np.triu(used[:, None] & used[None, :], 1)
+            for i, j in zip(*np.nonzero(allowed)):
                 if not self._may_try(("merge", int(i), int(j))):
-                    gains[i, j] = -np.inf
-            flat = np.argsort(gains, axis=None)[::-1][:self._JOIN_TRIES]
-            for i, j in zip(*np.unravel_index(flat, gains.shape)):
-                if not np.isfinite(gains[i, j]):
+                    allowed[i, j] = False
+            for _ in range(self._JOIN_TRIES):
+                best = scores.best(allowed)
+                if best is None:
                     break
+                i, j, _ = best
                 tried = self._merge(M, varphi, zeta, bound if new is None else new, labels,
-                                    [(int(i), int(j))], join=True)
+                                    [(i, j)], join=True)
                 if tried is not None:
                     new = tried
                     break  # indices changed; the next round re-scores
+                allowed[i, j] = False
         return new
 
     def _merge(self, M, varphi, zeta, bound, labels, pairs, join=False):
