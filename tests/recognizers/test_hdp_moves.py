@@ -133,6 +133,10 @@ def test_the_merge_scores_are_the_closed_form_at_every_scale(seed):
         ties[:6, 6] = True  # (merges into topic 6, empty: all exactly 0)
         i, j, gain = scores.best(ties)
         assert j == 6 and gain == 0.0
+        top = expect.max()  # (no pair above the best: none, whatever is still lazy)
+        assert scores.best(above=top + 1e-6 * (1 + abs(top))) is None
+        assert scores.best(above=top - 1e-6 * (1 + abs(top)))[:2] == np.unravel_index(
+            np.argmax(expect), expect.shape)
         assert np.isnan(scores.entropy[np.isfinite(expect)]).any()  # (still lazy)
         np.testing.assert_allclose(scores.gains(), expect, rtol=1e-9, atol=1e-9)
         assert scores.best(np.zeros((K, K), bool)) is None

@@ -189,7 +189,7 @@ class MergeScores:
     (:meth:`best`): on NewsArticles a few percent of them, a quarter at most.  The
     inputs are copied."""
 
-    _BATCH = 64  # entropy parts computed per step of best's search
+    _BATCH = 64  # entropy parts computed in best's first step (doubling after)
 
     def __init__(self, sstats, counts, V, eta, gamma):
         self.sstats = np.array(sstats, dtype=np.float64)
@@ -243,13 +243,15 @@ class MergeScores:
         self._compute_entropy(np.flatnonzero(unknown))
         return self._upper()
 
-    def best(self, allowed=None):
+    def best(self, allowed=None, above=-np.inf):
         """``(i, j, gain)`` of the merge with the largest bound change among the pairs
-        ``allowed`` ((K, K) bool, default all), or None if there is none."""
+        ``allowed`` ((K, K) bool, default all), or None if no such gain is above
+        ``above`` (then the search stops as soon as no upper bound is)."""
+        batch = self._BATCH
         while True:
             upper = self._upper(allowed).ravel()
             top = int(np.argmax(upper))
-            if not np.isfinite(upper[top]):
+            if not (np.isfinite(upper[top]) and upper[top] > above):
                 return None
             if not np.isnan(self.entropy.ravel()[top]):
                 i, j = divmod(top, self.topic.shape[0])
@@ -258,9 +260,10 @@ class MergeScores:
             # only: the best may tie with exact ones, as every merge into an empty topic
             # ties at 0)
             unknown = np.where(np.isnan(self.entropy.ravel()), upper, -np.inf)
-            few = np.argpartition(unknown, -self._BATCH)[-self._BATCH:] if upper.size > \
-                self._BATCH else np.arange(upper.size)
+            few = np.argpartition(unknown, -batch)[-batch:] if upper.size > batch else \
+                np.arange(upper.size)
             self._compute_entropy(few[np.isfinite(unknown[few])])
+            batch *= 2  # (a search that needs many pairs takes few steps)
 
     def merge(self, i, j) -> None:
         """Merge topic j into topic i and re-score every pair of either."""

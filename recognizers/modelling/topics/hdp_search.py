@@ -217,8 +217,8 @@ class MoveSearch:
                              varphi.reshape(-1, K), eta, self.corpus_concentration_)
         merges = []
         while True:
-            best = scores.best()
-            if best is None or not best[2] > 1e-9 * abs(bound):
+            best = scores.best(above=1e-9 * abs(bound))
+            if best is None:
                 break
             merges.append(best)
             scores.merge(*best[:2])
