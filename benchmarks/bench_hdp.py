@@ -694,8 +694,10 @@ def real(quick, seed=0):
           f"(chunksize 256, kappa 1, tau 64: its defaults); CPU s by time.process_time, "
           f"perplexity by document completion (heldout_perplexity) for every model")
     t = time.process_time()
-    # Loads numba's cached kernels (the moves' too), which the timed fits would pay for.
-    HDP(5, max_iter=10, random_state=seed).fit(Xtr[:30])
+    # Loads (or compiles) numba's kernels, which the first timed fit would pay for: 30
+    # iterations on 30 documents run every kind of move (10 ran none, so a fresh clone's
+    # first fit paid for compiling the moves' kernels, about 5 s).
+    HDP(5, max_iter=30, random_state=seed).fit(Xtr[:30])
     print(f"  (warm-up fit, numba kernels loaded: {time.process_time() - t:.1f} s CPU, "
           f"not counted)", flush=True)
     print(f"  {'model':<26} {'topics':>6} {'>=0.1%':>6} {'effective':>9} {'iterations':>10} "
