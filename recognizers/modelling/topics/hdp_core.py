@@ -485,8 +485,8 @@ def _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi, a, b, bo
                 continue
             keep, gone = (t, u) if Nt[t] >= Nt[u] else (u, t)
             # Most candidates are a document's unused topics, all mapped to the same
-            # corpus topic, and fail: judge each by its exact change first (a tenth
-            # of the E-step's time before), and recompute the bound only for a gain.
+            # corpus topic, and fail: judge each by its exact change first (their
+            # bounds were over half of the E-step), and recompute it only for a gain.
             if _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha, dA, dB, kl,
                           Nt_new, dA_new, dB_new, kl_new) <= 1e-9 * abs(bound):
                 continue

@@ -108,7 +108,7 @@ def neg_entropy(VT, out):
 
 # Below this share of eta, a topic's statistic enters a merge's change to first order
 # (the second-order term is under (share)^2 / 2 < 1e-14 nats a word): most words of
-# most pairs, whose lgamma was nine tenths of the merge search's time.
+# most pairs, whose lgamma was three quarters of a pair's cost.
 _FIRST_ORDER = 1e-7
 
 
