@@ -388,43 +388,37 @@ def _bound_if_better(lo, hi, counts, alpha, zeta, Nt, elog_pi, a, b, bound, scor
 
 
 @njit(cache=True)
-def _stick_parts(Nt, alpha, first, last, dA, dB, kl):
-    """For t in first..last (and below T - 1): ``dA_t = E[log v_t]``, ``dB_t = E[log(1 -
-    v_t)]`` and ``kl_t = KL(q(v_t) || Beta(1, alpha))`` of the sticks of Nt."""
+def _lbeta2(a, b):
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+@njit(cache=True)
+def _stick_move_gain(Nt, alpha, keep, gone):
+    """The change of ``sum_{t<T-1} log B(1 + N_t, alpha + sum_{s>t} N_s) - log B(1,
+    alpha)`` when ``gone``'s count moves onto ``keep``: the sticks' terms of a bound at
+    their optimum (``N_t E[log pi_t]`` less their KL; ``hdp_moves.stick_term``), of
+    which only the sticks from the first of the two topics to the last change."""
     T = Nt.shape[0]
-    top = min(last, T - 2)
-    tail = 0.0  # sum_{s > t} N_s (sticks.stick_posterior)
-    for s in range(top + 1, T):
+    first, last = min(keep, gone), min(max(keep, gone), T - 2)
+    moved = Nt[gone]
+    tail = 0.0  # sum_{s > t} N_s
+    for s in range(last + 1, T):
         tail += Nt[s]
-    for t in range(top, first - 1, -1):
-        a_t, b_t = 1.0 + Nt[t], alpha + tail
-        dab = _digamma(a_t + b_t)
-        dA[t] = _digamma(a_t) - dab
-        dB[t] = _digamma(b_t) - dab
-        kl[t] = _kl_beta(a_t, b_t, 1.0, alpha)
+    change = 0.0
+    for t in range(last, first - 1, -1):
+        n_new = Nt[t] + (moved if t == keep else 0.0) - (moved if t == gone else 0.0)
+        tail_new = tail + (moved if keep > t else 0.0) - (moved if gone > t else 0.0)
+        change += _lbeta2(1.0 + n_new, alpha + tail_new) - _lbeta2(1.0 + Nt[t], alpha + tail)
         tail += Nt[t]
+    return change
 
 
 @njit(cache=True)
-def _stick_terms(Nt, dA, dB, kl):
-    """``sum_t N_t E[log pi_t] - sum_t kl_t``: the terms of a document's bound that
-    depend on its words only through Nt, from :func:`_stick_parts`."""
-    out = 0.0
-    before = 0.0
-    for t in range(Nt.shape[0] - 1):
-        out += Nt[t] * (dA[t] + before) - kl[t]
-        before += dB[t]
-    return out + Nt[Nt.shape[0] - 1] * before
-
-
-@njit(cache=True)
-def _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha, dA, dB, kl, Nt_new,
-               dA_new, dB_new, kl_new):
+def _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha):
     """The change of a document's bound (:func:`_bound_from_scores`) if its document
     topic ``gone`` is joined into ``keep``: O(words) for the two columns' entropy and
-    score terms, and only the sticks between the two topics change (dA, dB, kl are
-    :func:`_stick_parts` of Nt; the ``_new`` arrays are scratch).  Recomputing the
-    bound costs O(words x T) logarithms and every stick's digammas."""
+    score terms, and the sticks between the two topics (:func:`_stick_move_gain`).
+    Recomputing the bound costs O(words x T) logarithms and every stick's digammas."""
     gain = 0.0
     for e in range(lo, hi):
         zk = zeta[e, keep]
@@ -437,15 +431,7 @@ def _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha, dA, dB, kl, 
         if zk > 0.0:
             change += zk * math.log(zk)
         gain += counts[e] * change
-    Nt_new[:] = Nt
-    Nt_new[keep] += Nt_new[gone]
-    Nt_new[gone] = 0.0
-    dA_new[:] = dA
-    dB_new[:] = dB
-    kl_new[:] = kl
-    _stick_parts(Nt_new, alpha, min(keep, gone), max(keep, gone), dA_new, dB_new, kl_new)
-    return gain + _stick_terms(Nt_new, dA_new, dB_new, kl_new) - _stick_terms(Nt, dA, dB,
-                                                                              kl)
+    return gain + _stick_move_gain(Nt, alpha, keep, gone)
 
 
 @njit(cache=True)
@@ -475,10 +461,6 @@ def _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi, a, b, bo
     mapped = np.empty(T, np.int64)  # (a join leaves varphi, so these, as they are)
     for t in range(T):
         mapped[t] = _mapped_topic(varphi, d, t)
-    Nt_new = np.empty(T)
-    dA, dB, kl = np.empty(T - 1), np.empty(T - 1), np.empty(T - 1)
-    dA_new, dB_new, kl_new = np.empty(T - 1), np.empty(T - 1), np.empty(T - 1)
-    _stick_parts(Nt, alpha, 0, T - 1, dA, dB, kl)
     for t in range(T):
         for u in range(t + 1, T):
             if Nt[t] <= 0.0 or Nt[u] <= 0.0 or mapped[t] != mapped[u]:
@@ -487,8 +469,8 @@ def _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi, a, b, bo
             # Most candidates are a document's unused topics, all mapped to the same
             # corpus topic, and fail: judge each by its exact change first (their
             # bounds were over half of the E-step), and recompute it only for a gain.
-            if _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha, dA, dB, kl,
-                          Nt_new, dA_new, dB_new, kl_new) <= 1e-9 * abs(bound):
+            if _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone,
+                          alpha) <= 1e-9 * abs(bound):
                 continue
             zeta_copy[:n] = zeta[lo:hi]
             for e in range(lo, hi):
@@ -498,7 +480,6 @@ def _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi, a, b, bo
                                    scores, varphi_terms)
             if new > -np.inf:
                 bound = new
-                _stick_parts(Nt, alpha, 0, T - 1, dA, dB, kl)
             else:
                 _undo_zeta(lo, hi, counts, alpha, zeta, zeta_copy, Nt, elog_pi, a, b)
     order = np.argsort(-Nt, kind="mergesort")

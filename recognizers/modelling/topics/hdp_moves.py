@@ -37,17 +37,12 @@ from numba import njit
 from scipy.special import digamma, gammaln, logsumexp
 
 from recognizers.modelling.chain import _normalise_inplace
-from recognizers.modelling.topics.hdp_core import _doc_topic_counts, _mapped_topic
+from recognizers.modelling.topics.hdp_core import _doc_topic_counts, _lbeta2, _mapped_topic
 from recognizers.modelling.topics.perplexity import entry_documents
 
 __all__ = ["neg_entropy", "stick_term", "MergeScores", "stick_merge_gains", "split_proposal",
            "varphi_without_topic", "move_off_topic_words", "off_topic_words",
            "join_document_topics", "split_document_topics"]
-
-
-@njit(cache=True)
-def _lbeta2(a, b):
-    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
 
 
 @njit(cache=True)
