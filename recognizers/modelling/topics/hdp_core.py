@@ -83,26 +83,13 @@ def _gather_words(lo, hi, indices, elog_phi_t):
 
 @njit(cache=True)
 def _doc_word_scores(doc_elog_phi, varphi_d, scores):
-    """:func:`_word_scores` from the document's gathered ``E[log phi]`` rows."""
+    """``scores[e, t] = sum_k varphi_tk E[log phi_k,w_e]`` for a document's words: each
+    word's expected log probability under each of its topics, the inner sum of zeta's
+    update and of the bound, as one matrix product.  ``doc_elog_phi`` (words, K) holds
+    the document's rows of E[log phi] (:func:`_gather_words`), ``varphi_d`` (T, K)."""
     n = doc_elog_phi.shape[0]
     if n > 0:
         scores[:n] = doc_elog_phi @ np.ascontiguousarray(varphi_d.T)
-
-
-@njit(cache=True)
-def _word_scores(lo, hi, d, indices, elog_phi_t, varphi, scores):
-    """``scores[e - lo, t] = sum_k varphi_dtk E[log phi_k,w_e]``: each word's expected
-    log probability under each of document d's topics, the inner sum of zeta's update
-    and of the bound.  elog_phi_t is E[log phi] transposed, (W, K), so that a word's
-    row is contiguous."""
-    T, K = varphi.shape[1], varphi.shape[2]
-    for e in range(lo, hi):
-        w = indices[e]
-        for t in range(T):
-            s = 0.0
-            for k in range(K):
-                s += varphi[d, t, k] * elog_phi_t[w, k]
-            scores[e - lo, t] = s
 
 
 @njit(cache=True)
@@ -121,7 +108,7 @@ def _varphi_terms(d, elog_beta, varphi):
 
 @njit(cache=True)
 def _bound_from_scores(lo, hi, counts, zeta, scores, elog_pi, a, b, alpha, varphi_terms):
-    """A document's bound from its words' :func:`_word_scores` and
+    """A document's bound from its words' :func:`_doc_word_scores` and
     :func:`_varphi_terms`; elog_pi, a, b must be the sticks of the current zeta.  A
     change of zeta alone leaves both inputs as they are, so the document-topic joins
     of :func:`_tidy_document` cost O(words x T) each, not O(words x T x K)."""
@@ -161,7 +148,7 @@ def doc_bound(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
         lo, hi = indptr[d], indptr[d + 1]
         _doc_topic_counts(lo, hi, counts, zeta, Nt)
         _sticks(Nt, alpha, elog_pi, a, b)
-        _word_scores(lo, hi, d, indices, elog_phi_t, varphi, scores)
+        _doc_word_scores(_gather_words(lo, hi, indices, elog_phi_t), varphi[d], scores)
         out[d] = _bound_from_scores(lo, hi, counts, zeta, scores, elog_pi, a, b, alpha,
                                     _varphi_terms(d, elog_beta, varphi))
 
@@ -452,7 +439,7 @@ def _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi, a, b, bo
     A document that keeps one theme in two document topics, or a big theme deep in
     the stick order, pays for it on every word of that theme (its ``E[log pi_t]``), and
     the cheaper way out is to leak words into the wrong corpus topics.  ``scores`` are
-    the words' :func:`_word_scores` at varphi and ``varphi_terms`` its
+    the words' :func:`_doc_word_scores` at varphi and ``varphi_terms`` its
     :func:`_varphi_terms`: a join changes neither and an order permutes the scores'
     columns, so no candidate sums over the corpus topics.  Returns the document's
     bound; Nt, the sticks and the scores are left current."""
