@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import warnings
 
 import numpy as np
 from tqdm import tqdm
@@ -170,19 +169,14 @@ def _estimator_of(header, arrays):
 
 def _fit_estimator(X, n_topics, method, progress, random_state):
     """(fitted LDA or HDP, indices of its topics, method name) for ``--topics``."""
-    from sklearn.exceptions import ConvergenceWarning
-
     from recognizers.modelling import HDP, LDA
 
     if n_topics == AUTO:
         if progress:
             print("HDP over %d documents: the data choose up to %d topics"
                   % (len(X), AUTO_TRUNCATION), flush=True)
-        with warnings.catch_warnings():  # a split proposal's 2-means over a topic with
-            # one distinct document profile warns (hdp_moves.split_proposal); harmless
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            hdp = HDP(AUTO_TRUNCATION, max_components=AUTO_TRUNCATION,
-                      random_state=random_state).fit(X)
+        hdp = HDP(AUTO_TRUNCATION, max_components=AUTO_TRUNCATION,
+                  random_state=random_state).fit(X)
         share = hdp.topic_counts_ / hdp.topic_counts_.sum()
         return hdp, np.flatnonzero(share >= 0.01), "hdp"  # the rule of n_topics_used_
     lda = LDA(n_topics, method=method, n_passes=3 if method == "bmm" else 1,

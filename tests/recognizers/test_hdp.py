@@ -307,3 +307,40 @@ def test_sklearn_conventions_and_bad_input():
     Xe[0] = 0
     t = HDP(6, doc_truncation=3, max_iter=3, random_state=0).fit(Xe).transform(Xe[:2])
     assert np.all(np.isfinite(t)) and np.allclose(t.sum(1), 1.0)
+
+
+def test_moves_names_the_kinds_a_round_tries():
+    X, _, _ = bars(80, 40, seed=1)
+    tried = []
+
+    class Spy(HDP):  # records each kind of move a round runs
+        pass
+
+    for kind, method in [("restart", "_restart_move"), ("merge", "_merge_moves"),
+                         ("delete", "_delete_moves"), ("purify", "_purify_moves"),
+                         ("split", "_split_moves"), ("birth", "_birth_moves"),
+                         ("sort", "_sort_move"), ("grow", "_grow_move")]:
+        def spy(self, *args, _kind=kind, _method=method, **kwargs):
+            tried.append(_kind)
+            return getattr(HDP, _method)(self, *args, **kwargs)
+        setattr(Spy, method, spy)
+
+    def kinds_tried(moves):
+        tried.clear()
+        m = Spy(10, doc_truncation=5, max_iter=25, tol=0, moves=moves, random_state=0).fit(X)
+        assert np.all(np.diff(m.bound_) >= -1e-8 * np.abs(m.bound_[1:]))
+        return set(tried)
+
+    # the default round: every kind but splits (the growth tries births)
+    assert kinds_tried(True) == {"restart", "merge", "delete", "purify", "birth", "sort",
+                                 "grow"}
+    assert kinds_tried(["split", "merge"]) == {"split", "merge"}
+    assert kinds_tried(("birth",)) == {"birth", "grow"}
+    assert kinds_tried(False) == kinds_tried([]) == set()
+    # a misspelt kind is refused before any move runs, naming the kinds there are
+    tried.clear()
+    with pytest.raises(ValueError, match=r"unknown kind\(s\) \['brith'\].*'split'"):
+        Spy(10, moves=["merge", "brith"]).fit(X)
+    assert not tried
+    with pytest.raises(ValueError, match="moves"):
+        HDP(10, moves="merge").fit(X)

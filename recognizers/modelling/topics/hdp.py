@@ -91,9 +91,11 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
     sort_topics : bool, default=True
         Online only: reorder the topics by size after each update (as Wang et al.'s
         code), so the truncated stick keeps the big topics first.
-    moves : bool, default=True
-        Batch only: document restart, merge, delete, purify, split, birth and reorder
-        moves (``hdp_search``).
+    moves : bool or list/tuple of str, default=True
+        Batch only: the kinds of move a round tries, from "restart" (documents),
+        "merge", "delete", "purify", "split", "birth" (with the truncation's growth)
+        and "sort" (``hdp_search``).  True tries all but "split", which no benchmark
+        fit kept (docs/benchmarks.md); False none.
     learn_priors : bool, default=True
         Batch only: empirical Bayes for gamma, alpha_0 and eta.  After every corpus
         update (and inside every move's proposal) each is set to the value that
@@ -190,7 +192,7 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         "learning_decay": [Interval(Real, 0.5, 1.0, closed="right")],
         "total_samples": [Interval(Real, 0, None, closed="neither")],
         "sort_topics": ["boolean"],
-        "moves": ["boolean"],
+        "moves": ["boolean", list, tuple],
         "learn_priors": ["boolean"],
         "initial_topics": [Interval(Integral, 1, None, closed="left"), None],
         "init": [StrOptions({"word-clusters", "random"})],
@@ -436,6 +438,7 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         self.components_[group, np.arange(W)] += frequency
 
     def _fit_batch(self, M, labels):
+        kinds = self._move_kinds()  # (checked before any work)
         if self.init == "word-clusters":
             self._word_cluster_start(M)
         rng = np.random.default_rng(self.seed_ + 1)
@@ -452,12 +455,13 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
             change = (abs(bounds[-1] - bounds[-2]) / abs(bounds[-2]) if len(bounds) > 1
                       else np.inf)
             converged = change <= self.tol
-            if self.moves and it + 1 < self.max_iter and (
+            if kinds and it + 1 < self.max_iter and (
                     converged or (change <= self._MOVE_TOL
                                   and it - last_moves >= self._MOVE_GAP)):
                 last_moves, before = it, bounds[-1]
                 self._moves(M, varphi, zeta, bounds, labels, doc_bounds)
-                grown = self._grow_move(M, varphi, zeta, bounds, labels, doc_bounds)
+                grown = (self._grow_move(M, varphi, zeta, bounds, labels, doc_bounds)
+                         if "birth" in kinds else None)
                 if grown is not None:
                     varphi = grown
                 # A converged fit goes on only for moves worth an iteration (a kept

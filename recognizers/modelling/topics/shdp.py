@@ -208,8 +208,9 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
         oracle; Zhang et al.'s 0.5 keeps blends of two topics (13-16 used) for the same
         accuracy.
     learn_priors : HDP's empirical Bayes for gamma, alpha_0 and eta (default True).
-    moves : HDP's birth, merge, delete, purify and split moves in ``fit``, each kept
-        only if the bound with the label term rises (default True, as HDP).
+    moves : HDP's moves in ``fit`` (True: document restarts, merges, deletes,
+        purifies, births and reorders; or a list of kinds, as HDP), each kept only if
+        the bound with the label term rises (default True, as HDP).
     label_weight : scale of the label term in the bound (default 1 = the paper; 0
         switches the supervision off: exactly HDP's updates, ``coef_ = 0``).
     label_penalty : L2 penalty ``label_penalty / 2 |mu|^2`` of the weights.
@@ -225,8 +226,8 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
 
     ``_learned_attributes`` names the learned state (numpy arrays and numbers only):
     copy them, e.g. through npz, onto a fresh instance with the same parameters to
-    restore the classifier.  With ``moves=True``, ``fit`` runs HDP's birth, merge,
-    delete and split moves, each kept only if the bound with the label term rises.
+    restore the classifier.  With ``moves=True``, ``fit`` runs HDP's default moves,
+    each kept only if the bound with the label term rises.
 
     References
     ----------
