@@ -623,7 +623,7 @@ def topics(quick):
           f"of {n_words} words, Dirichlet(0.3) proportions")
     print(f"settings: gamma=1 alpha0=1 eta=0.01 (ours: the start of learn_priors' "
           f"empirical Bayes), K={K} T={T}; ours batch max_iter={max_iter} "
-          f"(tol 1e-5, restart/merge/delete/purify/split/birth moves, word-cluster start: HDP's defaults "
+          f"(tol 1e-5, {'/'.join(HDP.DEFAULT_MOVES)} moves, word-cluster start: HDP's defaults "
           f"otherwise); gensim {passes} "
           f"passes (chunksize 256, kappa 1, tau 64: its defaults); tomotopy {gibbs} Gibbs "
           f"sweeps, 1 worker, initial_k 2 (its default) and {K} (our truncation)")

@@ -377,8 +377,7 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         eta = self.topic_word_prior_
         self.components_ = (1 - rho) * self.components_ + rho * (eta + scale * sstats)
         self.stick_counts_ = (1 - rho) * self.stick_counts_ + rho * scale * counts
-        self.topic_counts_ = (self.components_.sum(1) - eta * self.components_.shape[1])
-        self._set_corpus_sticks()
+        self._set_topic_totals()
 
     def _set_word_globals(self, words, word_sstats, counts) -> None:
         """:meth:`_set_globals` (``rho = 1``) when the statistics changed in the columns
@@ -388,6 +387,12 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         eta = self.topic_word_prior_
         self.components_[:, words] = eta + word_sstats
         self.stick_counts_ = counts
+        self._set_topic_totals()
+
+    def _set_topic_totals(self) -> None:
+        """The topics' word counts and the corpus sticks, after ``components_`` and
+        ``stick_counts_`` changed."""
+        eta = self.topic_word_prior_
         self.topic_counts_ = (self.components_.sum(1) - eta * self.components_.shape[1])
         self._set_corpus_sticks()
 

@@ -57,11 +57,12 @@ def moved_documents(M, varphi_before, zeta_before, varphi, zeta, min_words) -> n
 
 
 class DocumentSubset:
-    """Some documents of a CSR corpus: ``M`` their rows (int64 indices, as the kernels
-    want) and ``entries`` the positions of their word entries in the whole corpus
-    (the rows of zeta)."""
+    """Some documents ``docs`` of a CSR corpus: ``M`` their rows (int64 indices, as the
+    kernels want) and ``entries`` the positions of their word entries in the whole
+    corpus (the rows of zeta)."""
 
     def __init__(self, M, docs):
+        self.docs = docs
         lengths = np.diff(M.indptr)[docs]
         indptr = np.zeros(docs.size + 1, np.int64)
         np.cumsum(lengths, out=indptr[1:])
@@ -445,9 +446,9 @@ class MoveSearch:
                                    self._SWEEP_MASS)
             if docs.size and n_sweeps and not new > bound:
                 part = DocumentSubset(M, docs)
-                rest = self._memoized_rest(M, docs, part, varphi, zeta, vars(self),
+                rest = self._memoized_rest(part, varphi, zeta, vars(self),
                                            self._state_totals(M, varphi, zeta, vars(self)))
-                new = self._memoized_sweeps(M, varphi, zeta, labels, bound, docs, part, rest,
+                new = self._memoized_sweeps(M, varphi, zeta, labels, bound, part, rest,
                                             n_sweeps, new, forbid)
         if new > bound:  # decide on the exact optimum (no memoized round-off)
             new = self._globals_from_locals(M, varphi, zeta, labels)
@@ -469,16 +470,15 @@ class MoveSearch:
         return {"local": float(self._local_bounds(M, varphi, zeta).sum()),
                 "log_gamma": gammaln(corpus["components_"]).sum(1)}
 
-    def _memoized_rest(self, M, docs, part, varphi, zeta, corpus, totals) -> tuple:
-        """What the documents other than ``docs`` (``part``, their
-        :class:`DocumentSubset`) contribute to a state whose corpus factors are the
+    def _memoized_rest(self, part, varphi, zeta, corpus, totals) -> tuple:
+        """What the documents other than ``part`` (a :class:`DocumentSubset`) contribute to a state whose corpus factors are the
         optimum of its statistics: ``(word statistics (K, W), topic counts (K,), local
         terms of the bound, sum_w log Gamma(lambda_kw) over the words docs do not
         have (K,))``, the state's (document factors ``varphi``, ``zeta``; ``corpus``
         holds its ``components_``, ``topic_word_prior_`` and ``stick_counts_``;
         ``totals`` its :meth:`_state_totals`) minus the documents' own.  A proposal's
         sweeps leave the other words' columns of the topics as they are."""
-        v, z = varphi[docs], zeta[part.entries]
+        v, z = varphi[part.docs], zeta[part.entries]
         s, c = corpus_statistics(part.M, v, z)
         local = totals["local"] - self._local_bounds(part.M, v, z).sum()
         lam = corpus["components_"]
@@ -487,10 +487,10 @@ class MoveSearch:
         return (lam - corpus["topic_word_prior_"] - s, corpus["stick_counts_"] - c, local,
                 other)
 
-    def _memoized_sweeps(self, M, varphi, zeta, labels, bound, docs, part, rest, n_sweeps,
+    def _memoized_sweeps(self, M, varphi, zeta, labels, bound, part, rest, n_sweeps,
                          new=None, forbid=None) -> float:
-        """Up to ``n_sweeps`` sweeps of the documents ``docs`` (``part``, their
-        :class:`DocumentSubset`) at the current priors; ``rest`` holds the other
+        """Up to ``n_sweeps`` sweeps of the documents ``part`` (a :class:`DocumentSubset`
+        of the corpus ``M``) at the current priors; ``rest`` holds the other
         documents' memoized word statistics, topic counts and local terms of the bound.
         After each sweep the corpus factors are the optimum of the statistics and the
         bound is ``rest``'s local terms plus the documents' plus the collapsed corpus
@@ -500,6 +500,7 @@ class MoveSearch:
         which must be the optimum of ``rest`` and the documents' statistics).  Returns
         the last bound."""
         rest_s, rest_c, rest_local, other = rest
+        docs = part.docs
         v, z = varphi[docs], zeta[part.entries]
         sub_labels = None if labels is None else labels[docs]
         # The sweeps change the topics' words only where these documents have words:
@@ -541,12 +542,10 @@ class MoveSearch:
         part = DocumentSubset(M, docs)
         if not totals:  # (the snapshot's priors are the current ones)
             totals.update(self._state_totals(M, snapshot[0], snapshot[1], snapshot[2]))
-        rest = self._memoized_rest(M, docs, part, snapshot[0], snapshot[1], snapshot[2],
-                                   totals)
+        rest = self._memoized_rest(part, snapshot[0], snapshot[1], snapshot[2], totals)
         s, c = corpus_statistics(part.M, varphi[docs], zeta[part.entries])
         self._set_globals(np.maximum(rest[0] + s, 0.0), np.maximum(rest[1] + c, 0.0))
-        return self._memoized_sweeps(M, varphi, zeta, None, bound, docs, part, rest,
-                                     n_sweeps)
+        return self._memoized_sweeps(M, varphi, zeta, None, bound, part, rest, n_sweeps)
 
     def _birth_moves(self, M, varphi, zeta, bound, labels, doc_bounds):
         """Propose new topics, one at a time and each in an empty slot, from the stories
