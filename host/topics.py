@@ -175,8 +175,9 @@ def _fit_estimator(X, n_topics, method, progress, random_state):
         if progress:
             print("HDP over %d documents: the data choose up to %d topics"
                   % (len(X), AUTO_TRUNCATION), flush=True)
-        hdp = HDP(AUTO_TRUNCATION, max_components=AUTO_TRUNCATION,
+        hdp = HDP(AUTO_TRUNCATION, max_components=AUTO_TRUNCATION, verbose=int(progress),
                   random_state=random_state).fit(X)
+        hdp.set_params(verbose=0)  # (the model file keeps the fit's settings, not the bar)
         share = hdp.topic_counts_ / hdp.topic_counts_.sum()
         return hdp, np.flatnonzero(share >= 0.01), "hdp"  # the rule of n_topics_used_
     lda = LDA(n_topics, method=method, n_passes=3 if method == "bmm" else 1,

@@ -57,10 +57,15 @@ def test_fit_show_and_the_model_file_round_trip(recordings, tmp_path, capsys):
 def test_fit_auto_lets_the_hdp_choose_the_count_and_saves_it(recordings, tmp_path, capsys):
     out = tmp_path / "auto.npz"
     assert main(["topics", "fit", *recordings, "--topics", "auto", "--words", "20",
-                 "--out", str(out), "--quiet"]) == 0
-    said = capsys.readouterr().out.strip().splitlines()[-1]
+                 "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    said = captured.out.strip().splitlines()[-1]
     model = TopicModel.load(out)
     hdp = model.lda
+    # the fit showed its progress (the HDP's iterations, its bound, topics and
+    # truncation); the saved model does not keep the bar switched on
+    assert "HDP:" in captured.err and "topics, K %d" % hdp.n_components in captured.err
+    assert hdp.verbose == 0
     # the printed count is the saved HDP's count of used topics, below its truncation
     assert said.startswith("%s: %d topics over " % (out, hdp.n_topics_used_)), said
     assert model.header["method"] == "hdp" and model.header["n_topics"] == hdp.n_topics_used_

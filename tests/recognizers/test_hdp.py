@@ -344,3 +344,15 @@ def test_moves_names_the_kinds_a_round_tries():
     assert not tried
     with pytest.raises(ValueError, match="moves"):
         HDP(10, moves="merge").fit(X)
+
+
+def test_verbose_shows_each_iteration_s_bound(capsys):
+    X, _, _ = bars(60, 30, seed=2)
+    HDP(8, doc_truncation=4, max_iter=6, moves=False, random_state=0).fit(X)
+    assert capsys.readouterr().err == ""
+    m = HDP(8, doc_truncation=4, max_iter=6, moves=False, verbose=1, random_state=0).fit(X)
+    err = capsys.readouterr().err
+    assert "HDP:" in err and "/6" in err
+    for bound in m.bound_:  # every iteration's bound, as the fit stores it
+        assert f"bound {bound:,.0f}, " in err
+    assert f"{m.n_topics_used_} topics, K 8" in err

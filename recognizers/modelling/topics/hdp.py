@@ -32,6 +32,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
+from tqdm import tqdm
 
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.topics.hdp_core import (doc_bound, doc_estep, doc_estep_labelled,
@@ -115,6 +116,9 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         themes (merges then join the groups of one theme); "random": random topics
         of the corpus' size (Wang et al.'s start).  ``partial_fit`` always starts
         at random.
+    verbose : int, default=0
+        ``fit`` shows a progress bar over the batch iterations, with the bound, the
+        topics holding at least 1 % of the words and the truncation (0: nothing).
     random_state : int, RandomState instance or None, default=None
         Seed of the random start.
 
@@ -196,6 +200,7 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         "learn_priors": ["boolean"],
         "initial_topics": [Interval(Integral, 1, None, closed="left"), None],
         "init": [StrOptions({"word-clusters", "random"})],
+        "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
 
@@ -204,7 +209,7 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
                  max_iter=100, tol=1e-5, max_doc_iter=100, doc_tol=1e-6, n_warm=3,
                  learning_offset=1.0, learning_decay=0.6, total_samples=1e4,
                  sort_topics=True, moves=True, learn_priors=True, initial_topics=None,
-                 init="word-clusters", random_state=None):
+                 init="word-clusters", verbose=0, random_state=None):
         self.n_components = n_components
         self.max_components = max_components
         self.doc_truncation = doc_truncation
@@ -224,6 +229,7 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         self.learn_priors = learn_priors
         self.initial_topics = initial_topics
         self.init = init
+        self.verbose = verbose
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -451,32 +457,38 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         bounds = []
         last_moves = -self._MOVE_GAP
         self._forget_failed_moves()
-        for it in range(self.max_iter):
-            sstats, counts, doc_bounds = self._estep(M, varphi, zeta, it == 0, labels)
-            self._update_corpus(M, varphi, zeta, sstats, counts, labels)
-            # The documents' bounds used E[log phi], E[log beta] of the old globals;
-            # re-evaluate at the new ones with one more (monotone) sweep next round.
-            bounds.append(self._bound(M, varphi, zeta, labels))
-            change = (abs(bounds[-1] - bounds[-2]) / abs(bounds[-2]) if len(bounds) > 1
-                      else np.inf)
-            converged = change <= self.tol
-            if kinds and it + 1 < self.max_iter and (
-                    converged or (change <= self._MOVE_TOL
-                                  and it - last_moves >= self._MOVE_GAP)):
-                last_moves, before = it, bounds[-1]
-                self._moves(M, varphi, zeta, bounds, labels, doc_bounds)
-                grown = (self._grow_move(M, varphi, zeta, bounds, labels, doc_bounds)
-                         if "birth" in kinds else None)
-                if grown is not None:
-                    varphi = grown
-                # A converged fit goes on only for moves worth an iteration (a kept
-                # move raises the bound; none kept, none raised): on NewsArticles the
-                # last 14 rounds gained under 40 nats each (of 163,000) for 3.6 s
-                # each, half the default fit's time (docs/benchmarks.md).
-                if bounds[-1] - before > self.tol * abs(before):
-                    continue
-            if converged:
-                break
+        with tqdm(total=self.max_iter, desc=type(self).__name__, unit="it",
+                  disable=not self.verbose, leave=False) as bar:
+            for it in range(self.max_iter):
+                sstats, counts, doc_bounds = self._estep(M, varphi, zeta, it == 0, labels)
+                self._update_corpus(M, varphi, zeta, sstats, counts, labels)
+                # The documents' bounds used E[log phi], E[log beta] of the old globals;
+                # re-evaluate at the new ones with one more (monotone) sweep next round.
+                bounds.append(self._bound(M, varphi, zeta, labels))
+                bar.update(1)
+                bar.set_postfix_str(f"bound {bounds[-1]:,.0f}, "
+                                    f"{sticks.n_used(self.topic_counts_, 0.01)} topics, "
+                                    f"K {self.components_.shape[0]}")
+                change = (abs(bounds[-1] - bounds[-2]) / abs(bounds[-2]) if len(bounds) > 1
+                          else np.inf)
+                converged = change <= self.tol
+                if kinds and it + 1 < self.max_iter and (
+                        converged or (change <= self._MOVE_TOL
+                                      and it - last_moves >= self._MOVE_GAP)):
+                    last_moves, before = it, bounds[-1]
+                    self._moves(M, varphi, zeta, bounds, labels, doc_bounds)
+                    grown = (self._grow_move(M, varphi, zeta, bounds, labels, doc_bounds)
+                             if "birth" in kinds else None)
+                    if grown is not None:
+                        varphi = grown
+                    # A converged fit goes on only for moves worth an iteration (a kept
+                    # move raises the bound; none kept, none raised): on NewsArticles the
+                    # last 14 rounds gained under 40 nats each (of 163,000) for 3.6 s
+                    # each, half the default fit's time (docs/benchmarks.md).
+                    if bounds[-1] - before > self.tol * abs(before):
+                        continue
+                if converged:
+                    break
         self.bound_ = np.asarray(bounds)
         self.n_iter_ = len(bounds)
         self.n_documents_seen_ = M.shape[0]

@@ -471,13 +471,14 @@ class MoveSearch:
                 "log_gamma": gammaln(corpus["components_"]).sum(1)}
 
     def _memoized_rest(self, part, varphi, zeta, corpus, totals) -> tuple:
-        """What the documents other than ``part`` (a :class:`DocumentSubset`) contribute to a state whose corpus factors are the
-        optimum of its statistics: ``(word statistics (K, W), topic counts (K,), local
-        terms of the bound, sum_w log Gamma(lambda_kw) over the words docs do not
-        have (K,))``, the state's (document factors ``varphi``, ``zeta``; ``corpus``
-        holds its ``components_``, ``topic_word_prior_`` and ``stick_counts_``;
-        ``totals`` its :meth:`_state_totals`) minus the documents' own.  A proposal's
-        sweeps leave the other words' columns of the topics as they are."""
+        """What the documents other than ``part`` (a :class:`DocumentSubset`) contribute
+        to a state whose corpus factors are the optimum of its statistics: ``(word
+        statistics (K, W), topic counts (K,), local terms of the bound, sum_w log
+        Gamma(lambda_kw) over the words part's documents do not have (K,))``, the
+        state's (document factors ``varphi``, ``zeta``; ``corpus`` holds its
+        ``components_``, ``topic_word_prior_`` and ``stick_counts_``; ``totals`` its
+        :meth:`_state_totals`) minus the documents' own.  A proposal's sweeps leave the
+        other words' columns of the topics as they are."""
         v, z = varphi[part.docs], zeta[part.entries]
         s, c = corpus_statistics(part.M, v, z)
         local = totals["local"] - self._local_bounds(part.M, v, z).sum()

@@ -192,10 +192,11 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
     ----------
     n_components, doc_truncation, corpus_concentration, doc_concentration, max_iter, tol,
     max_doc_iter, doc_tol, n_warm, learning_offset, learning_decay, total_samples,
-    sort_topics, initial_topics, init, random_state :
+    sort_topics, initial_topics, init, verbose, random_state :
         as :class:`HDP` (K, T, gamma, alpha_0, the batch and document loops, the
         stick warm-up, the online rate ``(tau0 + t)^-kappa`` and the corpus size
-        an online mini-batch stands for, the batch start, the seed).
+        an online mini-batch stands for, the batch start, the progress bar, the
+        seed).
     max_components : int or None, default=None
         As :class:`HDP`'s, but None keeps the truncation at ``n_components``: with
         HDP's growth (up to 4 K) a 2-fold CV of mini_newsgroup took 674 CPU s
@@ -253,7 +254,7 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
                  learning_offset=1.0, learning_decay=0.6, total_samples=1e4,
                  sort_topics=True, moves=True, learn_priors=True, initial_topics=None,
                  init="word-clusters", label_weight=1.0, label_penalty=1.0,
-                 max_label_iter=50, random_state=None):
+                 max_label_iter=50, verbose=0, random_state=None):
         super().__init__(
             n_components, max_components=max_components, doc_truncation=doc_truncation,
             corpus_concentration=corpus_concentration, doc_concentration=doc_concentration,
@@ -262,7 +263,7 @@ class SupervisedHDP(TopicSoftmaxMixin, ClassifierMixin, HDP):
             learning_offset=learning_offset, learning_decay=learning_decay,
             total_samples=total_samples, sort_topics=sort_topics, moves=moves,
             learn_priors=learn_priors, initial_topics=initial_topics, init=init,
-            random_state=random_state)
+            verbose=verbose, random_state=random_state)
         self.label_weight = label_weight
         self.label_penalty = label_penalty
         self.max_label_iter = max_label_iter
