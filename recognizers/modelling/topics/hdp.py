@@ -7,10 +7,10 @@
 ``fit`` is batch coordinate ascent from a word-cluster start: the document factors are
 warm-started from the previous iteration (the kernel also joins and reorders each
 document's topics when that raises its bound), and when the bound settles, document
-restarts (from the words' best topics), merge, delete, purify, split, birth and reorder
-moves (Hughes, Kim & Sudderth 2015; exact merge gains and the proposals in
-``hdp_moves``; which to try and when in ``hdp_search``) are kept only if the
-whole-corpus bound rises, so ``bound_`` never decreases.  ``transform`` infers each
+restarts (from the words' best topics), merge, delete, purify, birth and reorder moves
+(and splits, if ``moves`` names them; Hughes, Kim & Sudderth 2015; exact merge gains and
+the proposals in ``hdp_moves``; which to try and when in ``hdp_search``) are kept only
+if the whole-corpus bound rises, so ``bound_`` never decreases.  ``transform`` infers each
 document from two starts and keeps the better.  ``partial_fit`` is the online
 (stochastic natural-gradient) form: each mini-batch's documents are inferred from
 scratch and the corpus factors move by ``rho = (tau0 + t)^-kappa`` towards the

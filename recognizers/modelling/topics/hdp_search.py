@@ -1,5 +1,6 @@
-"""The batch HDP's move search: which merges, deletes, purifies, splits, births and
-reorders to try, in what order, and whether to keep them (Hughes, Kim & Sudderth,
+"""The batch HDP's move search: which document restarts, merges, deletes, purifies,
+splits, births and reorders to try (the estimator's ``moves`` selects the kinds), in
+what order, and whether to keep them (Hughes, Kim & Sudderth,
 "Reliable and scalable variational inference for the hierarchical Dirichlet process",
 AISTATS 2015).
 
