@@ -89,6 +89,8 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
         ``rho = (tau0 + t)^-kappa`` towards the estimate from the new documents
         scaled to the training corpus' size.
     learn_batch : documents gathered by ``learn_block`` per online step.
+    verbose : a progress bar over the supervised HDP's batch iterations
+        (``walkerlab train`` shows it unless ``--quiet``).
     random_state : seed of the codebook and the supervised HDP.
 
     Attributes
@@ -132,7 +134,7 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
                  n_components=40, doc_truncation=4, corpus_concentration=5.0,
                  label_penalty=0.1, moves=False, max_iter=30,
                  max_label_iter=10, train_hop=2, learning_offset=16.0, learning_decay=0.7,
-                 learn_batch=20, random_state=0):
+                 learn_batch=20, verbose=False, random_state=0):
         self.subwindow = subwindow
         self.window = window
         self.n_words = n_words
@@ -148,6 +150,7 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
         self.learning_offset = learning_offset
         self.learning_decay = learning_decay
         self.learn_batch = learn_batch
+        self.verbose = verbose
         self.random_state = random_state
 
     def __sklearn_is_fitted__(self) -> bool:
@@ -174,7 +177,8 @@ class SHDPRecognizer(StreamRunMixin, Recognizer):
             max_label_iter=int(self.max_label_iter),
             learning_offset=float(self.learning_offset),
             learning_decay=float(self.learning_decay), total_samples=float(total_samples),
-            sort_topics=False, learn_priors=False, random_state=int(self.random_state))
+            sort_topics=False, learn_priors=False, verbose=int(self.verbose),
+            random_state=int(self.random_state))
 
     # -- words and documents ------------------------------------------------------------
     def _standardise(self, X) -> np.ndarray:
