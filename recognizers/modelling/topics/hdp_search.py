@@ -87,7 +87,7 @@ class MoveSearch:
     MOVE_KINDS = ("restart", "merge", "delete", "purify", "split", "birth", "sort")
     #: ``moves=True``.  Splits are left out: none was kept in any benchmark fit (planted
     #: bars, five seeds; NewsArticles from starts of 5, 30 and 100; SupervisedHDP on the
-    #: planted set and mini_newsgroup), for 5-15 % of the fits' time (docs/benchmarks.md).
+    #: planted set and mini_newsgroup), for up to 15 % of a fit's time (docs/benchmarks.md).
     DEFAULT_MOVES = ("restart", "merge", "delete", "purify", "birth", "sort")
 
     _MOVE_TOL = 1e-3
