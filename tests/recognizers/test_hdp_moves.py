@@ -482,6 +482,8 @@ def test_a_document_subset_and_the_documents_a_proposal_moved():
     part = DocumentSubset(M, docs)
     np.testing.assert_array_equal(part.M.toarray(), M[docs].toarray())
     np.testing.assert_array_equal(M.indices[part.entries], part.M.indices)
+    assert part.docs is docs  # and the words they have, those a sweep's columns update
+    np.testing.assert_array_equal(part.words, np.flatnonzero(M[docs].toarray().sum(0) > 0))
     v, z = varphi.copy(), zeta.copy()
     assert moved_documents(M, varphi, zeta, v, z, 0.5).size == 0
     e = M.indptr[7]  # document 7's first entry changes document topic entirely

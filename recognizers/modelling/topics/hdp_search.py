@@ -59,8 +59,8 @@ def moved_documents(M, varphi_before, zeta_before, varphi, zeta, min_words) -> n
 
 class DocumentSubset:
     """Some documents ``docs`` of a CSR corpus: ``M`` their rows (int64 indices, as the
-    kernels want) and ``entries`` the positions of their word entries in the whole
-    corpus (the rows of zeta)."""
+    kernels want), ``entries`` the positions of their word entries in the whole corpus
+    (the rows of zeta) and ``words`` the distinct words they have, sorted."""
 
     def __init__(self, M, docs):
         self.docs = docs
@@ -73,6 +73,7 @@ class DocumentSubset:
                                shape=(docs.size, M.shape[1]))
         self.M.indptr = indptr
         self.M.indices = M.indices[self.entries].astype(np.int64)
+        self.words = np.unique(self.M.indices)
 
 
 class MoveSearch:
@@ -484,7 +485,7 @@ class MoveSearch:
         s, c = corpus_statistics(part.M, v, z)
         local = totals["local"] - self._local_bounds(part.M, v, z).sum()
         lam = corpus["components_"]
-        words = np.unique(part.M.indices)
+        words = part.words
         other = totals["log_gamma"] - gammaln(lam[:, words]).sum(1)
         return (lam - corpus["topic_word_prior_"] - s, corpus["stick_counts_"] - c, local,
                 other)
@@ -508,7 +509,7 @@ class MoveSearch:
         # The sweeps change the topics' words only where these documents have words:
         # those columns of the statistics are updated, and the other words' log Gamma
         # terms of the collapsed bound stay as they are (rest's).
-        words = np.unique(part.M.indices)
+        words = part.words
         rest_words = rest_s[:, words]
 
         def memoized_bound():
