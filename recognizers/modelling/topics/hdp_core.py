@@ -93,6 +93,30 @@ def _doc_word_scores(doc_elog_phi, varphi_d, scores):
 
 
 @njit(cache=True)
+def _softmax_row(row, out):
+    """``out = softmax(row)`` and ``row`` minus its logsumexp (the log of out), with one
+    exponential per entry (normalising in log space, then exponentiating, took two)."""
+    n = row.shape[0]
+    m = -np.inf
+    for i in range(n):
+        if row[i] > m:
+            m = row[i]
+    if m == -np.inf:  # (all -inf: uniform, as _normalise_inplace does)
+        for i in range(n):
+            row[i] = -math.log(n)
+            out[i] = 1.0 / n
+        return
+    s = 0.0
+    for i in range(n):
+        out[i] = math.exp(row[i] - m)
+        s += out[i]
+    c = m + math.log(s)
+    for i in range(n):
+        out[i] /= s
+        row[i] -= c
+
+
+@njit(cache=True)
 def _varphi_terms(d, elog_beta, varphi):
     """``sum_tk varphi_dtk (E[log beta_k] - log varphi_dtk)``: document d's terms of the
     bound in varphi alone (the same for any order of its document topics)."""
@@ -422,6 +446,20 @@ def _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha):
 
 
 @njit(cache=True)
+def _join_gain_bound(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha):
+    """An upper bound on :func:`_join_gain` with no logarithms: a join never raises the
+    two columns' entropy (``x log x`` is superadditive), so the words' part is at most
+    ``sum_e n_e zeta_e,gone max(scores_e,keep - scores_e,gone, 0)``.  Most candidates
+    are a document's unused topics with the same scores, which it rules out."""
+    gain = 0.0
+    for e in range(lo, hi):
+        change = zeta[e, gone] * (scores[e - lo, keep] - scores[e - lo, gone])
+        if change > 0.0:
+            gain += counts[e] * change
+    return gain + _stick_move_gain(Nt, alpha, keep, gone)
+
+
+@njit(cache=True)
 def _undo_zeta(lo, hi, counts, alpha, zeta, zeta_copy, Nt, elog_pi, a, b):
     # a refused change: zeta back from its copy, Nt and the sticks with it
     zeta[lo:hi] = zeta_copy[:hi - lo]
@@ -456,8 +494,11 @@ def _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi, a, b, bo
             # Most candidates are a document's unused topics, all mapped to the same
             # corpus topic, and fail: judge each by its exact change first (their
             # bounds were over half of the E-step), and recompute it only for a gain.
-            if _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone,
-                          alpha) <= 1e-9 * abs(bound):
+            least = 1e-9 * abs(bound)
+            if (_join_gain_bound(lo, hi, counts, zeta, scores, Nt, keep, gone,
+                                 alpha) <= least
+                    or _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone,
+                                  alpha) <= least):
                 continue
             zeta_copy[:n] = zeta[lo:hi]
             for e in range(lo, hi):
@@ -577,15 +618,20 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                 for t in range(T):
                     weighted[t, e - lo] = counts[e] * zeta[e, t]
             word_terms = weighted @ doc_elog_phi if hi > lo else np.zeros((T, K))
+            # varphi's terms of the bound, summed as the HDP updates set it (without a
+            # log per entry); a labelled update takes _varphi_terms after
+            labelled_varphi = ready
+            new_terms = 0.0
             for t in range(T):
                 for k in range(K):
                     row[k] = (elog_beta[k] if sticks_on else 0.0) + word_terms[t, k]
                 for k in range(K):
                     base[k] = row[k]
                 if not ready:
-                    _normalise_inplace(row[:K])
-                    for k in range(K):
-                        varphi[d, t, k] = math.exp(row[k])
+                    _softmax_row(row[:K], varphi[d, t])
+                    for k in range(K):  # (row holds log varphi_tk)
+                        if varphi[d, t, k] > 0.0:
+                            new_terms += varphi[d, t, k] * (elog_beta[k] - row[k])
                     continue
                 # q_l = w_l sum_e n_e zeta_et / g_el, label gradient sum_l q_l Ex[k, l]
                 for l in range(C):
@@ -663,16 +709,15 @@ def doc_estep_labelled(indptr, indices, counts, elog_phi, elog_beta, alpha, varp
                     row[t] = s
                     base[t] = s
                 if not sup:
-                    _normalise_inplace(row[:T])
-                    for t in range(T):
-                        zeta[e, t] = math.exp(row[t])
+                    _softmax_row(row[:T], zeta[e])
                     continue
                 _labelled_assignment_step(e, lo, counts[e], zeta, row, base, mr, r, g,
                                           logG, w, label_weight, lold, cand, prob, best,
                                           tmp)
             _doc_topic_counts(lo, hi, counts, zeta, Nt)
             _sticks(Nt, alpha, elog_pi, a, b)
-            varphi_terms = _varphi_terms(d, elog_beta, varphi)
+            varphi_terms = (_varphi_terms(d, elog_beta, varphi) if labelled_varphi
+                            else new_terms)
             bound = _bound_from_scores(lo, hi, counts, zeta, scores, elog_pi, a, b, alpha,
                                        varphi_terms)
             if sticks_on:
