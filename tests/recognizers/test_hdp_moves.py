@@ -192,6 +192,40 @@ def test_deleting_an_empty_topic_changes_nothing():
         np.testing.assert_array_equal(getattr(m, n), v)
 
 
+def test_a_delete_proposal_maps_each_document_topic_to_its_best_other_topics():
+    """Where no document topic is mostly on the deleted topic j (so no word moves),
+    every document topic with some mass on j gets the optimal map over the others,
+    varphi_tk ∝ exp(E[log beta_k] + sum_e n_e zeta_et E[log phi_k,w_e]), k != j, in
+    numpy; rows without j stay as they were."""
+    from scipy.special import softmax
+    from recognizers.modelling.topics.hdp_moves import varphi_without_topic
+    m, M, varphi, zeta, _ = fitted_state(seed=1)
+    j = 2
+    varphi[...] = np.random.default_rng(1).dirichlet(np.full(varphi.shape[2], 2.0),
+                                                     size=varphi.shape[:2])
+    varphi[:, :, j] *= 0.2
+    varphi[0, 1, j] = 0.0
+    varphi /= varphi.sum(2, keepdims=True)
+    assert not np.any((varphi.argmax(2) == j) & (varphi[:, :, j] > 0.5))
+    before, zeta_before = varphi.copy(), zeta.copy()
+    elog_phi, elog_beta = m._elogs()
+    counts = M.data.astype(np.float64)
+    changed = varphi_without_topic(M.indptr, M.indices, counts, elog_phi, elog_beta, zeta,
+                                   varphi, j)
+    np.testing.assert_array_equal(zeta, zeta_before)  # (no word moved)
+    assert changed == np.count_nonzero(before[:, :, j] > 0.0)
+    for d in range(M.shape[0]):
+        lo, hi = M.indptr[d], M.indptr[d + 1]
+        terms = elog_beta + (counts[lo:hi, None] * zeta[lo:hi]).T @ elog_phi[:, M.indices[lo:hi]].T
+        for t in range(varphi.shape[1]):
+            if before[d, t, j] == 0.0:
+                np.testing.assert_array_equal(varphi[d, t], before[d, t])
+                continue
+            expected = softmax(np.where(np.arange(terms.shape[1]) == j, -np.inf, terms[t]))
+            np.testing.assert_allclose(varphi[d, t], expected, rtol=1e-10, atol=1e-300)
+            assert varphi[d, t, j] == 0.0
+
+
 def test_a_kept_delete_reports_the_bound_from_scratch_and_a_refused_one_restores():
     kept = refused = 0
     for seed in range(6):

@@ -36,8 +36,8 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.special import digamma, gammaln, logsumexp
 
-from recognizers.modelling.chain import _normalise_inplace
-from recognizers.modelling.topics.hdp_core import _doc_topic_counts, _lbeta2, _mapped_topic
+from recognizers.modelling.topics.hdp_core import (_doc_topic_counts, _gather_words, _lbeta2,
+                                                   _mapped_topic, _softmax_row)
 from recognizers.modelling.topics.perplexity import entry_documents
 
 __all__ = ["neg_entropy", "stick_term", "MergeScores", "stick_merge_gains", "split_proposal",
@@ -466,24 +466,32 @@ def varphi_without_topic(indptr, indices, counts, elog_phi, elog_beta, zeta, var
     Nt = np.empty(T)
     holder = np.empty(K, np.int64)
     targets = np.ones(K, np.bool_)
+    elog_phi_t = np.ascontiguousarray(elog_phi.T)  # (W, K): a word's row contiguous
     changed = 0
     for d in range(D):
         lo, hi = indptr[d], indptr[d + 1]
         _reassign_words(lo, hi, d, indices, counts, elog_phi, zeta, varphi, j, targets,
                         False, row, Ndk, Nt, holder)
+        on_j = False
+        for t in range(T):
+            on_j = on_j or varphi[d, t, j] > 0.0
+        if not on_j:
+            continue
+        # sum_e n_e zeta_et E[log phi_k,w_e] for every t and k, as one matrix product
+        weighted = np.empty((T, hi - lo))
+        for e in range(lo, hi):
+            for t in range(T):
+                weighted[t, e - lo] = counts[e] * zeta[e, t]
+        word_terms = (weighted @ _gather_words(lo, hi, indices, elog_phi_t) if hi > lo
+                      else np.zeros((T, K)))
         for t in range(T):
             if varphi[d, t, j] <= 0.0:
                 continue
             changed += 1
             for k in range(K):
-                s = elog_beta[k]
-                for e in range(lo, hi):
-                    s += counts[e] * zeta[e, t] * elog_phi[k, indices[e]]
-                row[k] = s
+                row[k] = elog_beta[k] + word_terms[t, k]
             row[j] = -np.inf
-            _normalise_inplace(row)
-            for k in range(K):
-                varphi[d, t, k] = math.exp(row[k])
+            _softmax_row(row, varphi[d, t])
             varphi[d, t, j] = 0.0
     return changed
 
