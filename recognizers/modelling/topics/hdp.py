@@ -22,6 +22,7 @@ the topics' E[log phi] ``dirichlet.expected_log``; the document kernel is
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
 from numbers import Integral, Real
 
@@ -36,7 +37,8 @@ from tqdm import tqdm
 
 from recognizers.modelling import dirichlet, sticks
 from recognizers.modelling.topics.hdp_core import (doc_bound, doc_estep, doc_estep_labelled,
-                                                   doc_local_bound, entry_topic_shares)
+                                                   doc_local_bound, doc_local_bound_memo,
+                                                   entry_topic_shares)
 from recognizers.modelling.topics.hdp_moves import best_topic_start, stick_term
 from recognizers.modelling.topics.hdp_search import MoveSearch
 from recognizers.modelling.topics.perplexity import entry_documents, heldout_perplexity
@@ -457,8 +459,9 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         bounds = []
         last_moves = -self._MOVE_GAP
         self._forget_failed_moves()
-        with tqdm(total=self.max_iter, desc=type(self).__name__, unit="it",
-                  disable=not self.verbose, leave=False) as bar:
+        with self._entropies_memoized(M), tqdm(total=self.max_iter,
+                                               desc=type(self).__name__, unit="it",
+                                               disable=not self.verbose, leave=False) as bar:
             for it in range(self.max_iter):
                 sstats, counts, doc_bounds = self._estep(M, varphi, zeta, it == 0, labels)
                 self._update_corpus(M, varphi, zeta, sstats, counts, labels)
@@ -535,12 +538,34 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         """A subclass' label terms of the bound (none for the plain HDP)."""
         return 0.0
 
+    @contextlib.contextmanager
+    def _entropies_memoized(self, M):
+        """Within the block, :meth:`_local_bounds` memoizes the documents' entropy terms
+        on the corpus ``M`` (the memo, copies of the document factors, goes after)."""
+        self._entropy_memo = {"corpus": M}
+        try:
+            yield
+        finally:
+            self._entropy_memo = None
+
     def _local_bounds(self, M, varphi, zeta) -> np.ndarray:
         """Each document's terms of the bound that do not involve the corpus factors
-        (:func:`hdp_core.doc_local_bound`), at the current ``doc_concentration_``."""
+        (:func:`hdp_core.doc_local_bound`), at the current ``doc_concentration_``.
+        On the corpus a batch fit is running on, each document's entropy terms are
+        memoized from the last call (:func:`hdp_core.doc_local_bound_memo`): a move's
+        proposal changes a few documents, then asks for the whole corpus' terms."""
         out = np.zeros(M.shape[0])
-        doc_local_bound(M.indptr, M.data.astype(np.float64), float(self.doc_concentration_),
-                        varphi, zeta, out)
+        args = (M.indptr, M.data.astype(np.float64), float(self.doc_concentration_),
+                varphi, zeta)
+        memo = getattr(self, "_entropy_memo", None)
+        if memo is None or memo["corpus"] is not M:
+            doc_local_bound(*args, out)
+            return out
+        if memo.get("varphi") is None or memo["varphi"].shape != varphi.shape:
+            # (NaN equals nothing: every document's entropy is computed the first time)
+            memo.update(varphi=np.full_like(varphi, np.nan), zeta=np.full_like(zeta, np.nan),
+                        entropy=np.zeros(M.shape[0]))
+        doc_local_bound_memo(*args, memo["varphi"], memo["zeta"], memo["entropy"], out)
         return out
 
     def _collapsed_corpus_bound(self, words=None, other_words=None) -> float:

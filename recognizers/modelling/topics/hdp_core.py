@@ -18,8 +18,9 @@ from numba import njit
 from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.topics.lda_core import _digamma
 
-__all__ = ["doc_bound", "doc_local_bound", "doc_estep", "doc_estep_labelled",
-           "label_value_grad", "corpus_statistics", "doc_topic_mass", "entry_topic_shares"]
+__all__ = ["doc_bound", "doc_local_bound", "doc_local_bound_memo", "doc_estep",
+           "doc_estep_labelled", "label_value_grad", "corpus_statistics", "doc_topic_mass",
+           "entry_topic_shares"]
 
 
 @njit(cache=True)
@@ -178,26 +179,93 @@ def doc_bound(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
 
 
 @njit(cache=True)
+def _doc_entropy(lo, hi, d, counts, varphi, zeta):
+    """Document d's entropy terms of the bound, ``-sum_tk varphi_tk log varphi_tk -
+    sum_e n_e sum_t zeta_et log zeta_et``: the part of :func:`doc_local_bound` with
+    a logarithm per entry, and the only part that needs no prior."""
+    T, K = varphi.shape[1], varphi.shape[2]
+    out = 0.0
+    for t in range(T):
+        for k in range(K):
+            q = varphi[d, t, k]
+            if q > 0.0:
+                out -= q * math.log(q)
+    for e in range(lo, hi):
+        for t in range(T):
+            q = zeta[e, t]
+            if q > 0.0:
+                out -= counts[e] * q * math.log(q)
+    return out
+
+
+@njit(cache=True)
+def _doc_stick_terms(lo, hi, counts, alpha, zeta, Nt, elog_pi, a, b):
+    """Document d's terms of the bound in its sticks: ``sum_t N_t E[log pi_t]`` less
+    their KL from Beta(1, alpha)."""
+    _doc_topic_counts(lo, hi, counts, zeta, Nt)
+    _sticks(Nt, alpha, elog_pi, a, b)
+    out = 0.0
+    for t in range(Nt.shape[0]):
+        out += Nt[t] * elog_pi[t]
+    for t in range(Nt.shape[0] - 1):
+        out -= _kl_beta(a[t], b[t], 1.0, alpha)
+    return out
+
+
+@njit(cache=True)
 def doc_local_bound(indptr, counts, alpha, varphi, zeta, out):
     """Each document's bound without the terms in ``E[log phi]`` and ``E[log beta]``
     (those are linear in the corpus statistics): its sticks' KL and the entropies and
     ``E[log pi]`` terms of zeta and varphi.  :func:`doc_bound` is this plus
     ``sum_e n_e sum_t zeta_et sum_k varphi_tk E[log phi_kw_e] + sum_tk varphi_tk
     E[log beta_k]``."""
-    D = indptr.shape[0] - 1
-    T, K = varphi.shape[1], varphi.shape[2]
+    T = varphi.shape[1]
     Nt = np.empty(T)
     a = np.empty(T - 1)
     b = np.empty(T - 1)
     elog_pi = np.empty(T)
-    no_scores = np.zeros((_longest(indptr), T))
-    no_beta = np.zeros(K)
-    for d in range(D):
+    for d in range(indptr.shape[0] - 1):
         lo, hi = indptr[d], indptr[d + 1]
-        _doc_topic_counts(lo, hi, counts, zeta, Nt)
-        _sticks(Nt, alpha, elog_pi, a, b)
-        out[d] = _bound_from_scores(lo, hi, counts, zeta, no_scores, elog_pi, a, b, alpha,
-                                    _varphi_terms(d, no_beta, varphi))
+        out[d] = (_doc_entropy(lo, hi, d, counts, varphi, zeta)
+                  + _doc_stick_terms(lo, hi, counts, alpha, zeta, Nt, elog_pi, a, b))
+
+
+@njit(cache=True)
+def _same_factors(lo, hi, d, varphi, zeta, seen_varphi, seen_zeta):
+    """Whether document d's factors equal the seen ones (stops at the first change)."""
+    T, K = varphi.shape[1], varphi.shape[2]
+    for t in range(T):
+        for k in range(K):
+            if varphi[d, t, k] != seen_varphi[d, t, k]:
+                return False
+    for e in range(lo, hi):
+        for t in range(T):
+            if zeta[e, t] != seen_zeta[e, t]:
+                return False
+    return True
+
+
+@njit(cache=True)
+def doc_local_bound_memo(indptr, counts, alpha, varphi, zeta, seen_varphi, seen_zeta,
+                         entropy, out):
+    """:func:`doc_local_bound`, with each document's entropy terms (:func:`_doc_entropy`)
+    recomputed only if its factors differ from ``seen_varphi``, ``seen_zeta`` (copies
+    of the factors ``entropy`` (D,) was computed from, updated in place).  A move's
+    proposal changes a few documents, and the entropies' logarithms were most of a
+    whole-corpus evaluation.  The values are the same as without the memo."""
+    T = varphi.shape[1]
+    Nt = np.empty(T)
+    a = np.empty(T - 1)
+    b = np.empty(T - 1)
+    elog_pi = np.empty(T)
+    for d in range(indptr.shape[0] - 1):
+        lo, hi = indptr[d], indptr[d + 1]
+        if not _same_factors(lo, hi, d, varphi, zeta, seen_varphi, seen_zeta):
+            entropy[d] = _doc_entropy(lo, hi, d, counts, varphi, zeta)
+            seen_varphi[d] = varphi[d]
+            seen_zeta[lo:hi] = zeta[lo:hi]
+        out[d] = entropy[d] + _doc_stick_terms(lo, hi, counts, alpha, zeta, Nt, elog_pi,
+                                               a, b)
 
 
 @njit(cache=True)
