@@ -493,11 +493,9 @@ def _stick_move_gain(Nt, alpha, keep, gone):
 
 
 @njit(cache=True)
-def _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha):
-    """The change of a document's bound (:func:`_bound_from_scores`) if its document
-    topic ``gone`` is joined into ``keep``: O(words) for the two columns' entropy and
-    score terms, and the sticks between the two topics (:func:`_stick_move_gain`).
-    Recomputing the bound costs O(words x T) logarithms and every stick's digammas."""
+def _join_word_gain(lo, hi, counts, zeta, scores, keep, gone):
+    """The words' part of :func:`_join_gain`: the two columns' entropy and score terms,
+    O(words)."""
     gain = 0.0
     for e in range(lo, hi):
         zk = zeta[e, keep]
@@ -510,21 +508,39 @@ def _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha):
         if zk > 0.0:
             change += zk * math.log(zk)
         gain += counts[e] * change
-    return gain + _stick_move_gain(Nt, alpha, keep, gone)
+    return gain
 
 
 @njit(cache=True)
-def _join_gain_bound(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha):
-    """An upper bound on :func:`_join_gain` with no logarithms: a join never raises the
-    two columns' entropy (``x log x`` is superadditive), so the words' part is at most
-    ``sum_e n_e zeta_e,gone max(scores_e,keep - scores_e,gone, 0)``.  Most candidates
-    are a document's unused topics with the same scores, which it rules out."""
+def _join_word_ceiling(lo, hi, counts, zeta, scores, keep, gone):
+    """An upper bound on :func:`_join_word_gain` with no logarithms: a join never raises
+    the two columns' entropy (``x log x`` is superadditive), so it is at most ``sum_e
+    n_e zeta_e,gone max(scores_e,keep - scores_e,gone, 0)``."""
     gain = 0.0
     for e in range(lo, hi):
         change = zeta[e, gone] * (scores[e - lo, keep] - scores[e - lo, gone])
         if change > 0.0:
             gain += counts[e] * change
-    return gain + _stick_move_gain(Nt, alpha, keep, gone)
+    return gain
+
+
+@njit(cache=True)
+def _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha):
+    """The change of a document's bound (:func:`_bound_from_scores`) if its document
+    topic ``gone`` is joined into ``keep``: O(words) for the two columns' entropy and
+    score terms, and the sticks between the two topics (:func:`_stick_move_gain`).
+    Recomputing the bound costs O(words x T) logarithms and every stick's digammas."""
+    return (_join_word_gain(lo, hi, counts, zeta, scores, keep, gone)
+            + _stick_move_gain(Nt, alpha, keep, gone))
+
+
+@njit(cache=True)
+def _join_gain_bound(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha):
+    """An upper bound on :func:`_join_gain` with no logarithms
+    (:func:`_join_word_ceiling`).  Most candidates are a document's unused topics with
+    the same scores, which it rules out."""
+    return (_join_word_ceiling(lo, hi, counts, zeta, scores, keep, gone)
+            + _stick_move_gain(Nt, alpha, keep, gone))
 
 
 @njit(cache=True)
@@ -560,24 +576,23 @@ def _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi, a, b, bo
                 continue
             keep, gone = (t, u) if Nt[t] >= Nt[u] else (u, t)
             # Most candidates are a document's unused topics, all mapped to the same
-            # corpus topic, and fail: judge each by its exact change first (their
-            # bounds were over half of the E-step), and recompute it only for a gain.
+            # corpus topic: a log-free ceiling rules most out, then the exact change
+            # decides (recomputing the bound for each was over half of the E-step).
+            # (_join_gain and _join_gain_bound, the sticks' change computed once)
             least = 1e-9 * abs(bound)
-            if (_join_gain_bound(lo, hi, counts, zeta, scores, Nt, keep, gone,
-                                 alpha) <= least
-                    or _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone,
-                                  alpha) <= least):
+            sticks = _stick_move_gain(Nt, alpha, keep, gone)
+            if sticks + _join_word_ceiling(lo, hi, counts, zeta, scores, keep,
+                                           gone) <= least:
                 continue
-            zeta_copy[:n] = zeta[lo:hi]
+            gain = _join_word_gain(lo, hi, counts, zeta, scores, keep, gone) + sticks
+            if gain <= least:  # (a clear gain: ties do not flip the choice)
+                continue
             for e in range(lo, hi):
                 zeta[e, keep] += zeta[e, gone]
                 zeta[e, gone] = 0.0
-            new = _bound_if_better(lo, hi, counts, alpha, zeta, Nt, elog_pi, a, b, bound,
-                                   scores, varphi_terms)
-            if new > -np.inf:
-                bound = new
-            else:
-                _undo_zeta(lo, hi, counts, alpha, zeta, zeta_copy, Nt, elog_pi, a, b)
+            _doc_topic_counts(lo, hi, counts, zeta, Nt)
+            _sticks(Nt, alpha, elog_pi, a, b)
+            bound += gain
     order = np.argsort(-Nt, kind="mergesort")
     moved = False
     for t in range(T):
