@@ -169,7 +169,7 @@ def _best_in_log_space(neg, current, lower, upper) -> float:
     current = float(np.clip(current, lower, upper))
     out = minimize_scalar(neg, bounds=(np.log(lower), np.log(upper)), method="bounded",
                           options={"xatol": 1e-4})
-    best = float(out.x) if neg(float(out.x)) < neg(np.log(current)) else np.log(current)
+    best = float(out.x) if out.fun < neg(np.log(current)) else np.log(current)
     return float(np.exp(best))
 
 
