@@ -585,8 +585,8 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         else:  # (row sums as _set_globals leaves them: topic_counts_ + W eta)
             log_b = (gammaln(self.topic_counts_ + eta * lam.shape[1]) - other_words
                      - gammaln(lam[:, words]).sum(1))
-        topics = (lam.shape[0] * float(dirichlet.log_normaliser(np.full(lam.shape[1], eta)))
-                  - float(np.sum(log_b)))
+        K, W = lam.shape  # (log B(eta 1) in closed form: W equal terms)
+        topics = K * float(gammaln(W * eta) - W * gammaln(eta)) - float(np.sum(log_b))
         return topics + stick_term(self.stick_counts_, float(self.corpus_concentration_))
 
     @_fit_context(prefer_skip_nested_validation=True)
