@@ -28,7 +28,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import gammaln
+from scipy.special import digamma, gammaln
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -319,7 +319,8 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         # E[log phi] of the words M has only: a move's sweep of a few documents uses a
         # tenth of the vocabulary, and digamma of all (K, W) was a sixth of its time.
         words, columns = np.unique(M.indices, return_inverse=True)
-        elog_phi = dirichlet.expected_log(lam, columns=words)
+        # (dirichlet.expected_log without its check of all (K, W) values: the fit's own)
+        elog_phi = digamma(lam[:, words]) - digamma(lam.sum(1, keepdims=True))
         elog_beta = sticks.expected_log_weights(self.stick_a_, self.stick_b_)
         if forbid is not None:
             elog_beta[forbid] = -1e30  # (finite: the label kernel multiplies it by 0)
@@ -383,8 +384,12 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
 
     def _set_globals(self, sstats, counts, scale=1.0, rho=1.0):
         eta = self.topic_word_prior_
-        self.components_ = (1 - rho) * self.components_ + rho * (eta + scale * sstats)
-        self.stick_counts_ = (1 - rho) * self.stick_counts_ + rho * scale * counts
+        if rho == 1.0 and scale == 1.0:  # (a batch step: the same, without 4 passes)
+            self.components_ = eta + sstats
+            self.stick_counts_ = np.array(counts, dtype=np.float64)
+        else:
+            self.components_ = (1 - rho) * self.components_ + rho * (eta + scale * sstats)
+            self.stick_counts_ = (1 - rho) * self.stick_counts_ + rho * scale * counts
         self._set_topic_totals()
 
     def _set_word_globals(self, words, word_sstats, counts) -> None:
