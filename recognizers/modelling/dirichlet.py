@@ -78,6 +78,37 @@ SECOND_MOMENTS = ("sum", "first")
 _DEFAULT_MIN_PRECISION = 1e-8
 
 
+@njit(cache=True)
+def _split_at(n, rows, threshold):
+    """The values of ``n``'s rows ``rows`` (a mask) not at most ``threshold`` and the
+    others, each in row-major order (``n[rows][~(n[rows] <= threshold)]`` and
+    ``n[rows][n[rows] <= threshold]``, in one pass: the masks and copies were a third
+    of a prior's search)."""
+    above = 0
+    below = 0
+    for i in range(n.shape[0]):
+        if rows[i]:
+            for j in range(n.shape[1]):
+                if n[i, j] <= threshold:
+                    below += 1
+                else:
+                    above += 1
+    rest = np.empty(above)
+    small = np.empty(below)
+    above = 0
+    below = 0
+    for i in range(n.shape[0]):
+        if rows[i]:
+            for j in range(n.shape[1]):
+                if n[i, j] <= threshold:
+                    small[below] = n[i, j]
+                    below += 1
+                else:
+                    rest[above] = n[i, j]
+                    above += 1
+    return rest, small
+
+
 def best_symmetric_prior(counts, current: float, lower: float = 1e-4,
                          upper: float = 10.0) -> float:
     """Empirical Bayes for a symmetric ``Dir(eta)`` prior shared by the rows of ``counts``
@@ -91,15 +122,15 @@ def best_symmetric_prior(counts, current: float, lower: float = 1e-4,
     ``current`` is returned when it is at least as good (never lowers the bound)."""
     from recognizers.modelling.sticks import _best_in_log_space
 
-    n = np.asarray(counts, dtype=np.float64)
-    n = n[n.sum(1) > 0]
-    W, totals = n.shape[1], n.sum(1)
+    n = np.ascontiguousarray(counts, dtype=np.float64)
+    row_totals = n.sum(1)
+    used = row_totals > 0
+    W, totals, n_rows = n.shape[1], row_totals[used], int(used.sum())
     # Expected counts of a fitted topic model are mostly tiny (two thirds under 1e-8 for
     # an HDP on news text); those enter by the series log Gamma(eta + n) - log Gamma(eta)
     # = n psi(eta) + n^2 psi'(eta) / 2 + n^3 psi''(eta) / 6 + O((n / eta)^4), exact to
     # round-off for n <= 1e-4 lower, so each evaluation needs gammaln of the rest only.
-    tiny = n <= 1e-4 * lower
-    rest, small = n[~tiny], n[tiny]
+    rest, small = _split_at(n, used, 1e-4 * lower)
     powers = [float(np.sum(small ** j)) / factorial for j, factorial in ((1, 1), (2, 2),
                                                                           (3, 6))]
 
@@ -107,7 +138,7 @@ def best_symmetric_prior(counts, current: float, lower: float = 1e-4,
         eta = np.exp(log_eta)
         series = sum(p * float(polygamma(j, eta)) for j, p in enumerate(powers))
         return -float(np.sum(gammaln(eta + rest)) - rest.size * gammaln(eta) + series
-                      + n.shape[0] * gammaln(W * eta) - np.sum(gammaln(W * eta + totals)))
+                      + n_rows * gammaln(W * eta) - np.sum(gammaln(W * eta + totals)))
 
     return _best_in_log_space(neg, current, lower, upper)
 

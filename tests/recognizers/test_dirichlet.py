@@ -293,3 +293,19 @@ def test_best_symmetric_prior_with_tiny_expected_counts_is_the_exact_search(scal
     exact = _best_in_log_space(neg, 1.0, 1e-4, 10.0)
     assert best == pytest.approx(exact, rel=1e-9)
     assert 0.02 < best < 0.1
+
+
+def test_the_priors_search_splits_its_counts_as_the_masks_do():
+    # best_symmetric_prior's one-pass split (used rows; tiny values to the series)
+    # must give numpy's masked copies, in the same order, so that the sums are too.
+    from recognizers.modelling.dirichlet import _split_at
+    rng = np.random.default_rng(0)
+    n = rng.random((5, 7)) * np.where(rng.random((5, 7)) < 0.5, 1e-12, 1.0)
+    n[2] = 0.0
+    n[3, 4] = np.nan
+    rows = n.sum(1) != 0  # (a NaN row is kept, as a row with counts)
+    rows[2] = False
+    rest, small = _split_at(n, rows, 1e-8)
+    np.testing.assert_array_equal(rest, n[rows][~(n[rows] <= 1e-8)])
+    np.testing.assert_array_equal(small, n[rows][n[rows] <= 1e-8])
+    assert np.isnan(rest).sum() == 1 and small.size > 0 and rest.size > 0
