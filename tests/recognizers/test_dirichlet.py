@@ -309,3 +309,22 @@ def test_the_priors_search_splits_its_counts_as_the_masks_do():
     np.testing.assert_array_equal(rest, n[rows][~(n[rows] <= 1e-8)])
     np.testing.assert_array_equal(small, n[rows][n[rows] <= 1e-8])
     assert np.isnan(rest).sum() == 1 and small.size > 0 and rest.size > 0
+
+
+@pytest.mark.parametrize("eta", [1e-3, 0.07, 2.0])
+def test_log_gamma_row_sums_are_gammaln_sums(eta):
+    # Topics Dir(eta + expected counts): most counts tiny (the series' side), some
+    # zero, some large, one under eta (gammaln's side); every row and a column subset
+    # against scipy's gammaln summed.
+    from scipy.special import gammaln
+    rng = np.random.default_rng(2)
+    counts = rng.random((4, 300)) * np.where(rng.random((4, 300)) < 0.8, 1e-4 * eta, 50.0)
+    counts[:, :20] = 0.0
+    lam = eta + counts
+    lam[1, 7] = 0.5 * eta
+    columns = np.sort(rng.choice(300, 40, replace=False))
+    # (the series' last term, s^3 psi''/6, is up to 3e-13 an entry here)
+    np.testing.assert_allclose(D.log_gamma_row_sums(lam, eta), gammaln(lam).sum(1),
+                               rtol=0, atol=3e-12)
+    np.testing.assert_allclose(D.log_gamma_row_sums(lam, eta, columns),
+                               gammaln(lam[:, columns]).sum(1), rtol=0, atol=3e-12)

@@ -586,10 +586,10 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         proposal's sweeps of a few documents): then only those columns are evaluated."""
         lam, eta = self.components_, float(self.topic_word_prior_)
         if other_words is None:
-            log_b = dirichlet.log_normaliser(lam)
+            log_b = gammaln(lam.sum(1)) - dirichlet.log_gamma_row_sums(lam, eta)
         else:  # (row sums as _set_globals leaves them: topic_counts_ + W eta)
             log_b = (gammaln(self.topic_counts_ + eta * lam.shape[1]) - other_words
-                     - gammaln(lam[:, words]).sum(1))
+                     - dirichlet.log_gamma_row_sums(lam, eta, words))
         K, W = lam.shape  # (log B(eta 1) in closed form: W equal terms)
         topics = K * float(gammaln(W * eta) - W * gammaln(eta)) - float(np.sum(log_b))
         return topics + stick_term(self.stick_counts_, float(self.corpus_concentration_))

@@ -16,8 +16,8 @@ import copy
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import gammaln
 
+from recognizers.modelling import dirichlet
 from recognizers.modelling.topics.hdp_core import corpus_statistics as corpus_statistics_kernel
 from recognizers.modelling.topics.hdp_core import doc_topic_mass, entry_topic_shares
 from recognizers.modelling.topics.hdp_moves import (MergeScores, join_document_topics,
@@ -470,7 +470,8 @@ class MoveSearch:
         one is kept: each proposal from the same state paid both, a tenth of a
         default fit on NewsArticles."""
         return {"local": float(self._local_bounds(M, varphi, zeta).sum()),
-                "log_gamma": gammaln(corpus["components_"]).sum(1)}
+                "log_gamma": dirichlet.log_gamma_row_sums(corpus["components_"],
+                                                          corpus["topic_word_prior_"])}
 
     def _memoized_rest(self, part, varphi, zeta, corpus, totals) -> tuple:
         """What the documents other than ``part`` (a :class:`DocumentSubset`) contribute
@@ -486,7 +487,8 @@ class MoveSearch:
         local = totals["local"] - self._local_bounds(part.M, v, z).sum()
         lam = corpus["components_"]
         words = part.words
-        other = totals["log_gamma"] - gammaln(lam[:, words]).sum(1)
+        other = totals["log_gamma"] - dirichlet.log_gamma_row_sums(
+            lam, corpus["topic_word_prior_"], words)
         return (lam - corpus["topic_word_prior_"] - s, corpus["stick_counts_"] - c, local,
                 other)
 
