@@ -328,3 +328,10 @@ def test_log_gamma_row_sums_are_gammaln_sums(eta):
                                rtol=0, atol=3e-12)
     np.testing.assert_allclose(D.log_gamma_row_sums(lam, eta, columns),
                                gammaln(lam[:, columns]).sum(1), rtol=0, atol=3e-12)
+
+
+def test_the_series_polygammas_are_scipys():
+    from scipy.special import polygamma
+    from recognizers.modelling.dirichlet import _polygammas
+    for x in (1e-4, 0.0664, 0.5, 3.0, 10.0):
+        assert _polygammas(x) == tuple(float(polygamma(j, x)) for j in range(3))
