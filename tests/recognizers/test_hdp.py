@@ -234,14 +234,14 @@ def test_a_join_is_judged_by_its_exact_change_of_the_bound(seed):
             joined[:, gone] = 0.0
             gain = hc._join_gain(0, n, counts, zeta, scores, Nt, keep, gone, alpha)
             assert gain == pytest.approx(bound(joined) - bound(zeta), rel=1e-9, abs=1e-9)
-            # the log-free bound that rules candidates out before the exact change
-            ceiling = hc._join_gain_bound(0, n, counts, zeta, scores, Nt, keep, gone, alpha)
+            # the log-free ceiling that rules candidates out before the exact change
+            words = hc._join_word_ceiling(0, n, counts, zeta, scores, keep, gone)
+            ceiling = words + hc._stick_move_gain(Nt, alpha, keep, gone)
             assert ceiling >= gain - 1e-12 * (1.0 + abs(gain))
-    # two document topics with the same scores: the ceiling is the sticks' change alone
+    # two document topics with the same scores: the words' ceiling is 0
     same = scores.copy()
     same[:, 1] = same[:, 0]
-    assert hc._join_gain_bound(0, n, counts, zeta, same, Nt, 0, 1, alpha) == pytest.approx(
-        hc._stick_move_gain(Nt, alpha, 0, 1), rel=1e-12, abs=1e-12)
+    assert hc._join_word_ceiling(0, n, counts, zeta, same, 0, 1) == 0.0
 
 
 def test_softmax_row_is_the_softmax_and_leaves_its_log():

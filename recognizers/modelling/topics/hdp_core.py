@@ -515,7 +515,8 @@ def _join_word_gain(lo, hi, counts, zeta, scores, keep, gone):
 def _join_word_ceiling(lo, hi, counts, zeta, scores, keep, gone):
     """An upper bound on :func:`_join_word_gain` with no logarithms: a join never raises
     the two columns' entropy (``x log x`` is superadditive), so it is at most ``sum_e
-    n_e zeta_e,gone max(scores_e,keep - scores_e,gone, 0)``."""
+    n_e zeta_e,gone max(scores_e,keep - scores_e,gone, 0)``.  Most candidates are a
+    document's unused topics with the same scores, which it rules out."""
     gain = 0.0
     for e in range(lo, hi):
         change = zeta[e, gone] * (scores[e - lo, keep] - scores[e - lo, gone])
@@ -531,15 +532,6 @@ def _join_gain(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha):
     score terms, and the sticks between the two topics (:func:`_stick_move_gain`).
     Recomputing the bound costs O(words x T) logarithms and every stick's digammas."""
     return (_join_word_gain(lo, hi, counts, zeta, scores, keep, gone)
-            + _stick_move_gain(Nt, alpha, keep, gone))
-
-
-@njit(cache=True)
-def _join_gain_bound(lo, hi, counts, zeta, scores, Nt, keep, gone, alpha):
-    """An upper bound on :func:`_join_gain` with no logarithms
-    (:func:`_join_word_ceiling`).  Most candidates are a document's unused topics with
-    the same scores, which it rules out."""
-    return (_join_word_ceiling(lo, hi, counts, zeta, scores, keep, gone)
             + _stick_move_gain(Nt, alpha, keep, gone))
 
 
@@ -577,8 +569,8 @@ def _tidy_document(lo, hi, d, counts, alpha, varphi, zeta, Nt, elog_pi, a, b, bo
             keep, gone = (t, u) if Nt[t] >= Nt[u] else (u, t)
             # Most candidates are a document's unused topics, all mapped to the same
             # corpus topic: a log-free ceiling rules most out, then the exact change
-            # decides (recomputing the bound for each was over half of the E-step).
-            # (_join_gain and _join_gain_bound, the sticks' change computed once)
+            # (_join_gain, its sticks' part computed once) decides; recomputing the
+            # bound for each candidate was over half of the E-step.
             least = 1e-9 * abs(bound)
             sticks = _stick_move_gain(Nt, alpha, keep, gone)
             if sticks + _join_word_ceiling(lo, hi, counts, zeta, scores, keep,
