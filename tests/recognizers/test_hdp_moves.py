@@ -510,47 +510,53 @@ def test_the_document_helpers_match_numpy():
                                                  varphi[rows]), rtol=1e-12, atol=1e-15)
 
 
-def test_memoized_entropies_give_the_local_bounds_from_scratch():
-    """Within a fit, _local_bounds on the fit's corpus recomputes only the documents
-    whose factors changed; its values must equal doc_local_bound's from scratch after
-    edits of a few documents, their undoing, a new prior and a grown truncation, and
-    the memo must go when the fit ends."""
+def test_the_document_memo_gives_the_statistics_and_local_bounds_from_scratch():
+    """Within a fit, the corpus statistics and local bounds on the fit's corpus swap in
+    only the documents whose factors changed; they must equal corpus_statistics' and
+    doc_local_bound's from scratch after edits of a few documents, their undoing, a
+    new prior, a grown truncation and a sweep of most documents, and the memo must go
+    when the fit ends."""
     from recognizers.modelling.topics.hdp_core import doc_local_bound
     m, M, varphi, zeta, _ = fitted_state(seed=2)
     counts = M.data.astype(np.float64)
     rng = np.random.default_rng(0)
 
-    def scratch(v, z):
+    def check(v, z):
         out = np.zeros(M.shape[0])
         doc_local_bound(M.indptr, counts, float(m.doc_concentration_), v, z, out)
-        return out
+        local = m._local_bounds(M, v, z)
+        np.testing.assert_array_equal(local, out)
+        for memo, scratch in zip(m._corpus_statistics(M, v, z), corpus_statistics(M, v, z)):
+            np.testing.assert_allclose(memo, scratch, rtol=1e-12, atol=1e-12)
+        return local
 
-    with m._entropies_memoized(M):
-        np.testing.assert_array_equal(m._local_bounds(M, varphi, zeta), scratch(varphi, zeta))
+    with m._documents_memoized(M):
+        check(varphi, zeta)
         # the memo holds the factors it saw (so the next call recomputes no document)
-        np.testing.assert_array_equal(m._entropy_memo["varphi"], varphi)
-        np.testing.assert_array_equal(m._entropy_memo["zeta"], zeta)
+        np.testing.assert_array_equal(m._document_memo["varphi"], varphi)
+        np.testing.assert_array_equal(m._document_memo["zeta"], zeta)
         before = varphi.copy(), zeta.copy()
         varphi[3] = rng.dirichlet(np.ones(varphi.shape[2]), varphi.shape[1])
         lo, hi = M.indptr[7], M.indptr[8]
         zeta[lo:hi] = rng.dirichlet(np.ones(zeta.shape[1]), hi - lo)
-        edited = m._local_bounds(M, varphi, zeta)
-        np.testing.assert_array_equal(edited, scratch(varphi, zeta))
-        assert edited[3] != m._local_bounds(M, *before)[3]  # (the undo is seen too)
-        np.testing.assert_array_equal(m._local_bounds(M, *before), scratch(*before))
+        edited = check(varphi, zeta)
+        assert edited[3] != check(*before)[3]  # (the undo is seen too)
         m.doc_concentration_ = 2.5 * m.doc_concentration_
-        np.testing.assert_array_equal(m._local_bounds(M, varphi, zeta), scratch(varphi, zeta))
+        check(varphi, zeta)
+        m._estep(M, varphi, zeta, False)  # (most documents change)
+        check(varphi, zeta)
         grown = np.concatenate([varphi, np.zeros(varphi.shape[:2] + (2,))], axis=2)
-        np.testing.assert_array_equal(m._local_bounds(M, grown, zeta), scratch(grown, zeta))
+        check(grown, zeta)
         other = check_counts(bars(6, 10, seed=5))  # another corpus: no memo
         v, z = m._fresh_local(other, rng)
         out = np.zeros(6)
         doc_local_bound(other.indptr, other.data.astype(np.float64),
                         float(m.doc_concentration_), v, z, out)
         np.testing.assert_array_equal(m._local_bounds(other, v, z), out)
-    assert m._entropy_memo is None
+        assert "varphi" in m._document_memo and m._document_memo["corpus"] is M
+    assert m._document_memo is None
     m.fit(bars(20, 15, seed=1))
-    assert m._entropy_memo is None
+    assert m._document_memo is None
 
 
 def test_a_document_subset_and_the_documents_a_proposal_moved():

@@ -36,11 +36,12 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative, valida
 from tqdm import tqdm
 
 from recognizers.modelling import dirichlet, sticks
-from recognizers.modelling.topics.hdp_core import (doc_bound, doc_estep, doc_estep_labelled,
-                                                   doc_local_bound, doc_local_bound_memo,
-                                                   entry_topic_shares)
+from recognizers.modelling.topics.hdp_core import (changed_documents, doc_bound, doc_estep,
+                                                   doc_estep_labelled, doc_local_bound,
+                                                   doc_local_bound_from_entropy,
+                                                   document_memo, entry_topic_shares)
 from recognizers.modelling.topics.hdp_moves import best_topic_start, stick_term
-from recognizers.modelling.topics.hdp_search import MoveSearch
+from recognizers.modelling.topics.hdp_search import MoveSearch, corpus_statistics
 from recognizers.modelling.topics.perplexity import entry_documents, heldout_perplexity
 
 __all__ = ["HDP"]
@@ -464,7 +465,7 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         bounds = []
         last_moves = -self._MOVE_GAP
         self._forget_failed_moves()
-        with self._entropies_memoized(M), tqdm(total=self.max_iter,
+        with self._documents_memoized(M), tqdm(total=self.max_iter,
                                                desc=type(self).__name__, unit="it",
                                                disable=not self.verbose, leave=False) as bar:
             for it in range(self.max_iter):
@@ -544,33 +545,65 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
         return 0.0
 
     @contextlib.contextmanager
-    def _entropies_memoized(self, M):
-        """Within the block, :meth:`_local_bounds` memoizes the documents' entropy terms
-        on the corpus ``M`` (the memo, copies of the document factors, goes after)."""
-        self._entropy_memo = {"corpus": M}
+    def _documents_memoized(self, M):
+        """Within the block, the corpus ``M``'s statistics and local terms of the bound
+        (:meth:`_corpus_statistics`, :meth:`_local_bounds`) are memoized by document:
+        each call recomputes the documents whose factors changed since the last
+        (:func:`hdp_core.document_memo`).  The memo (copies of the document factors and
+        the statistics) goes after the block."""
+        self._document_memo = {"corpus": M}
         try:
             yield
         finally:
-            self._entropy_memo = None
+            self._document_memo = None
+
+    def _memo_for(self, M, varphi, zeta):
+        """The document memo brought up to date with ``varphi``, ``zeta``, or None if
+        ``M`` is not the memoized corpus.  Where most documents changed (a fit
+        iteration's sweep), it is rebuilt from scratch, which costs no more and keeps
+        the swapped sums from drifting."""
+        memo = getattr(self, "_document_memo", None)
+        if memo is None or memo["corpus"] is not M:
+            return None
+        D, W, K = M.shape[0], M.shape[1], varphi.shape[2]
+        changed = np.ones(D, bool)
+        if memo.get("varphi") is not None and memo["varphi"].shape == varphi.shape:
+            changed_documents(M.indptr, varphi, zeta, memo["varphi"], memo["zeta"], changed)
+            if not changed.any():
+                return memo
+        if changed.sum() > D // 2 or memo.get("varphi") is None \
+                or memo["varphi"].shape != varphi.shape:
+            changed[:] = True
+            memo.update(varphi=np.full_like(varphi, np.nan), zeta=np.full_like(zeta, np.nan),
+                        entropy=np.zeros(D), word_topic=np.zeros((W, K)),
+                        topic_counts=np.zeros(K), counts=M.data.astype(np.float64))
+        document_memo(M.indptr, M.indices, memo["counts"], varphi, zeta, changed,
+                      memo["varphi"], memo["zeta"], memo["entropy"], memo["word_topic"],
+                      memo["topic_counts"])
+        return memo
+
+    def _corpus_statistics(self, M, varphi, zeta) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`hdp_search.corpus_statistics`, from the document memo on the corpus a
+        batch fit is running on (:meth:`_documents_memoized`)."""
+        memo = self._memo_for(M, varphi, zeta)
+        if memo is None:
+            return corpus_statistics(M, varphi, zeta)
+        return np.ascontiguousarray(memo["word_topic"].T), memo["topic_counts"].copy()
 
     def _local_bounds(self, M, varphi, zeta) -> np.ndarray:
         """Each document's terms of the bound that do not involve the corpus factors
-        (:func:`hdp_core.doc_local_bound`), at the current ``doc_concentration_``.
-        On the corpus a batch fit is running on, each document's entropy terms are
-        memoized from the last call (:func:`hdp_core.doc_local_bound_memo`): a move's
-        proposal changes a few documents, then asks for the whole corpus' terms."""
+        (:func:`hdp_core.doc_local_bound`), at the current ``doc_concentration_``; on
+        the corpus a batch fit is running on, from the document memo's entropy terms
+        (:meth:`_documents_memoized`)."""
         out = np.zeros(M.shape[0])
-        args = (M.indptr, M.data.astype(np.float64), float(self.doc_concentration_),
-                varphi, zeta)
-        memo = getattr(self, "_entropy_memo", None)
-        if memo is None or memo["corpus"] is not M:
-            doc_local_bound(*args, out)
-            return out
-        if memo.get("varphi") is None or memo["varphi"].shape != varphi.shape:
-            # (NaN equals nothing: every document's entropy is computed the first time)
-            memo.update(varphi=np.full_like(varphi, np.nan), zeta=np.full_like(zeta, np.nan),
-                        entropy=np.zeros(M.shape[0]))
-        doc_local_bound_memo(*args, memo["varphi"], memo["zeta"], memo["entropy"], out)
+        counts = M.data.astype(np.float64)
+        memo = self._memo_for(M, varphi, zeta)
+        if memo is None:
+            doc_local_bound(M.indptr, counts, float(self.doc_concentration_), varphi, zeta,
+                            out)
+        else:
+            doc_local_bound_from_entropy(M.indptr, counts, float(self.doc_concentration_),
+                                         zeta, memo["entropy"], out)
         return out
 
     def _collapsed_corpus_bound(self, words=None, other_words=None) -> float:

@@ -18,9 +18,9 @@ from numba import njit
 from recognizers.modelling.chain import _normalise_inplace
 from recognizers.modelling.topics.lda_core import _digamma
 
-__all__ = ["doc_bound", "doc_local_bound", "doc_local_bound_memo", "doc_estep",
-           "doc_estep_labelled", "label_value_grad", "corpus_statistics", "doc_topic_mass",
-           "entry_topic_shares"]
+__all__ = ["doc_bound", "doc_local_bound", "doc_local_bound_from_entropy", "doc_estep",
+           "doc_estep_labelled", "label_value_grad", "corpus_statistics", "changed_documents",
+           "document_memo", "doc_topic_mass", "entry_topic_shares"]
 
 
 @njit(cache=True)
@@ -246,24 +246,57 @@ def _same_factors(lo, hi, d, varphi, zeta, seen_varphi, seen_zeta):
 
 
 @njit(cache=True)
-def doc_local_bound_memo(indptr, counts, alpha, varphi, zeta, seen_varphi, seen_zeta,
-                         entropy, out):
-    """:func:`doc_local_bound`, with each document's entropy terms (:func:`_doc_entropy`)
-    recomputed only if its factors differ from ``seen_varphi``, ``seen_zeta`` (copies
-    of the factors ``entropy`` (D,) was computed from, updated in place).  A move's
-    proposal changes a few documents, and the entropies' logarithms were most of a
-    whole-corpus evaluation.  The values are the same as without the memo."""
-    T = varphi.shape[1]
+def changed_documents(indptr, varphi, zeta, seen_varphi, seen_zeta, changed):
+    """``changed[d]``: whether document d's factors differ from the seen ones."""
+    for d in range(indptr.shape[0] - 1):
+        changed[d] = not _same_factors(indptr[d], indptr[d + 1], d, varphi, zeta,
+                                       seen_varphi, seen_zeta)
+
+
+@njit(cache=True)
+def document_memo(indptr, indices, counts, varphi, zeta, changed, seen_varphi, seen_zeta,
+                  entropy, word_topic, topic_counts):
+    """Bring a memo of the corpus' document terms up to date, in place: for each
+    document with ``changed[d]``, its entropy terms of the bound (:func:`_doc_entropy`)
+    into ``entropy`` (D,), and its contribution to the statistics ``word_topic`` (W, K)
+    and ``topic_counts`` (K,) (as :func:`corpus_statistics` sums them) swapped from the
+    seen factors' to the current ones; the seen factors become the current.  With
+    every document changed and the statistics zeroed, it builds the memo in
+    :func:`corpus_statistics`' order.  A move's proposal changes a few documents, then
+    asks for the whole corpus' statistics and local terms."""
+    T, K = varphi.shape[1], varphi.shape[2]
+    mixed = np.empty(K)
+    minus = -counts
+    for d in range(indptr.shape[0] - 1):
+        if not changed[d]:
+            continue
+        lo, hi = indptr[d], indptr[d + 1]
+        if not np.isnan(seen_varphi[d, 0, 0]):  # (NaN: never seen)
+            for t in range(T):
+                for k in range(K):
+                    topic_counts[k] -= seen_varphi[d, t, k]
+            _add_word_statistics(lo, hi, d, indices, minus, seen_varphi, seen_zeta, mixed,
+                                 word_topic)
+        for t in range(T):
+            for k in range(K):
+                topic_counts[k] += varphi[d, t, k]
+        _add_word_statistics(lo, hi, d, indices, counts, varphi, zeta, mixed, word_topic)
+        entropy[d] = _doc_entropy(lo, hi, d, counts, varphi, zeta)
+        seen_varphi[d] = varphi[d]
+        seen_zeta[lo:hi] = zeta[lo:hi]
+
+
+@njit(cache=True)
+def doc_local_bound_from_entropy(indptr, counts, alpha, zeta, entropy, out):
+    """:func:`doc_local_bound` from each document's entropy terms (:func:`document_memo`):
+    only the sticks' terms, which need the prior, are computed."""
+    T = zeta.shape[1]
     Nt = np.empty(T)
     a = np.empty(T - 1)
     b = np.empty(T - 1)
     elog_pi = np.empty(T)
     for d in range(indptr.shape[0] - 1):
         lo, hi = indptr[d], indptr[d + 1]
-        if not _same_factors(lo, hi, d, varphi, zeta, seen_varphi, seen_zeta):
-            entropy[d] = _doc_entropy(lo, hi, d, counts, varphi, zeta)
-            seen_varphi[d] = varphi[d]
-            seen_zeta[lo:hi] = zeta[lo:hi]
         out[d] = entropy[d] + _doc_stick_terms(lo, hi, counts, alpha, zeta, Nt, elog_pi,
                                                a, b)
 

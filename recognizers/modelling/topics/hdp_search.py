@@ -192,7 +192,8 @@ class MoveSearch:
         for the old topics would charge a proposal for their mismatch.  The corpus
         factors being the optimum of the statistics, the bound is the documents' local
         terms plus :meth:`HDP._collapsed_corpus_bound` (a tenth of a doc_bound pass)."""
-        self._update_corpus(M, varphi, zeta, *corpus_statistics(M, varphi, zeta), labels)
+        self._update_corpus(M, varphi, zeta, *self._corpus_statistics(M, varphi, zeta),
+                            labels)
         return (self._local_bounds(M, varphi, zeta).sum() + self._collapsed_corpus_bound()
                 + self._label_bound(M, varphi, zeta, labels))
 
