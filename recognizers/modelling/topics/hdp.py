@@ -567,12 +567,14 @@ class HDP(MoveSearch, TransformerMixin, BaseEstimator):
             return None
         D, W, K = M.shape[0], M.shape[1], varphi.shape[2]
         changed = np.ones(D, bool)
-        if memo.get("varphi") is not None and memo["varphi"].shape == varphi.shape:
+        rebuild = memo.get("varphi") is None or memo["varphi"].shape != varphi.shape
+        if not rebuild:
             changed_documents(M.indptr, varphi, zeta, memo["varphi"], memo["zeta"], changed)
-            if not changed.any():
+            n_changed = int(changed.sum())
+            if n_changed == 0:
                 return memo
-        if changed.sum() > D // 2 or memo.get("varphi") is None \
-                or memo["varphi"].shape != varphi.shape:
+            rebuild = n_changed > D // 2
+        if rebuild:
             changed[:] = True
             memo.update(varphi=np.full_like(varphi, np.nan), zeta=np.full_like(zeta, np.nan),
                         entropy=np.zeros(D), word_topic=np.zeros((W, K)),
