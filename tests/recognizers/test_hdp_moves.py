@@ -567,6 +567,14 @@ def test_a_document_subset_and_the_documents_a_proposal_moved():
     np.testing.assert_array_equal(M.indices[part.entries], part.M.indices)
     assert part.docs is docs  # and the words they have, those a sweep's columns update
     np.testing.assert_array_equal(part.words, np.flatnonzero(M[docs].toarray().sum(0) > 0))
+    np.testing.assert_array_equal(part.words[part.columns], part.M.indices)
+    # their statistics, in the columns of their words: the corpus statistics of those
+    # documents alone, which are 0 in every other column
+    s, c = part.statistics(varphi[docs], zeta[part.entries])
+    alone, counts = corpus_statistics(part.M, varphi[docs], zeta[part.entries])
+    np.testing.assert_allclose(s, alone[:, part.words], rtol=1e-13, atol=0)
+    np.testing.assert_allclose(c, counts, rtol=1e-13, atol=0)
+    assert np.all(np.delete(alone, part.words, axis=1) == 0.0)
     v, z = varphi.copy(), zeta.copy()
     assert moved_documents(M, varphi, zeta, v, z, 0.5).size == 0
     e = M.indptr[7]  # document 7's first entry changes document topic entirely
@@ -759,6 +767,32 @@ def test_a_birth_is_screened_on_the_bound_from_scratch_at_its_starting_priors(se
         np.testing.assert_array_equal(zeta, start[1])
         for n, v in start[2].items():
             np.testing.assert_array_equal(getattr(m, n), v)
+
+
+def test_a_birth_over_a_leftover_topic_is_screened_on_the_bound_from_scratch():
+    """A birth's slot may hold a leftover topic (under 0.1 % of the words, from
+    documents outside the birth's group): the screen keeps those documents' share of it
+    in every word's column, so its bound is still the bound from scratch."""
+    m, M, varphi, zeta, _, _, story = story_state(1)
+    others = np.arange(10, 16)
+    varphi[others, 0, :] *= 0.99  # (a leftover: a sliver of six documents' first topic)
+    varphi[others, 0, 4] += 0.01
+    bound = m._globals_from_locals(M, varphi, zeta, None)
+    group = story[:1]  # (a one-document group: the leftover has words it lacks)
+    outside = np.setdiff1d(np.arange(M.shape[1]), M[group].indices)
+    assert m.components_[4, outside].sum() - outside.size * m.topic_word_prior_ > 0.01
+    screens, real = [], m._screened_bound
+
+    def spy(*args):
+        new = real(*args)
+        screens.append((new, from_scratch(m, M, varphi, zeta)))
+        return new
+
+    m._screened_bound = spy
+    m._birth_move(M, varphi, zeta, bound + 1e6, None, group, 4,
+                  m._excess_words(M, varphi, zeta))
+    (screened, scratch), = screens
+    assert screened == pytest.approx(scratch, rel=1e-10)
 
 
 @pytest.mark.parametrize("learn_priors", [False, True])

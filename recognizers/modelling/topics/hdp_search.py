@@ -60,7 +60,8 @@ def moved_documents(M, varphi_before, zeta_before, varphi, zeta, min_words) -> n
 class DocumentSubset:
     """Some documents ``docs`` of a CSR corpus: ``M`` their rows (int64 indices, as the
     kernels want), ``entries`` the positions of their word entries in the whole corpus
-    (the rows of zeta) and ``words`` the distinct words they have, sorted."""
+    (the rows of zeta), ``words`` the distinct words they have, sorted, and
+    ``columns`` each entry's position in ``words``."""
 
     def __init__(self, M, docs):
         self.docs = docs
@@ -73,7 +74,18 @@ class DocumentSubset:
                                shape=(docs.size, M.shape[1]))
         self.M.indptr = indptr
         self.M.indices = M.indices[self.entries].astype(np.int64)
-        self.words = np.unique(self.M.indices)
+        self.words, self.columns = np.unique(self.M.indices, return_inverse=True)
+
+    def statistics(self, varphi, zeta) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`corpus_statistics` of these documents' factors (``varphi`` their rows,
+        ``zeta`` their entries'), in the columns ``words`` only: ``(K, len(words))``
+        and ``(K,)``."""
+        K = varphi.shape[2]
+        sstats, counts = np.empty((K, self.words.size)), np.empty(K)
+        corpus_statistics_kernel(self.M.indptr, self.columns.astype(np.int64),
+                                 self.M.data.astype(np.float64), varphi, zeta, sstats,
+                                 counts)
+        return sstats, counts
 
 
 class MoveSearch:
@@ -477,21 +489,19 @@ class MoveSearch:
     def _memoized_rest(self, part, varphi, zeta, corpus, totals) -> tuple:
         """What the documents other than ``part`` (a :class:`DocumentSubset`) contribute
         to a state whose corpus factors are the optimum of its statistics: ``(word
-        statistics (K, W), topic counts (K,), local terms of the bound, sum_w log
-        Gamma(lambda_kw) over the words part's documents do not have (K,))``, the
-        state's (document factors ``varphi``, ``zeta``; ``corpus`` holds its
-        ``components_``, ``topic_word_prior_`` and ``stick_counts_``; ``totals`` its
-        :meth:`_state_totals`) minus the documents' own.  A proposal's sweeps leave the
-        other words' columns of the topics as they are."""
+        statistics in the columns part.words (K, len(words)), topic counts (K,), local
+        terms of the bound, sum_w log Gamma(lambda_kw) over the words part's documents
+        do not have (K,))``, the state's (document factors ``varphi``, ``zeta``;
+        ``corpus`` holds its ``components_``, ``topic_word_prior_`` and
+        ``stick_counts_``; ``totals`` its :meth:`_state_totals`) minus the documents'
+        own.  A proposal's sweeps leave the other words' columns of the topics as they
+        are."""
         v, z = varphi[part.docs], zeta[part.entries]
-        s, c = corpus_statistics(part.M, v, z)
+        s, c = part.statistics(v, z)
         local = totals["local"] - self._local_bounds(part.M, v, z).sum()
-        lam = corpus["components_"]
-        words = part.words
-        other = totals["log_gamma"] - dirichlet.log_gamma_row_sums(
-            lam, corpus["topic_word_prior_"], words)
-        return (lam - corpus["topic_word_prior_"] - s, corpus["stick_counts_"] - c, local,
-                other)
+        lam, eta = corpus["components_"], corpus["topic_word_prior_"]
+        other = totals["log_gamma"] - dirichlet.log_gamma_row_sums(lam, eta, part.words)
+        return lam[:, part.words] - eta - s, corpus["stick_counts_"] - c, local, other
 
     def _memoized_sweeps(self, M, varphi, zeta, labels, bound, part, rest, n_sweeps,
                          new=None, forbid=None) -> float:
@@ -505,7 +515,7 @@ class MoveSearch:
         not reach it.  ``new`` is the bound before the sweeps (None: the current state's,
         which must be the optimum of ``rest`` and the documents' statistics).  Returns
         the last bound."""
-        rest_s, rest_c, rest_local, other = rest
+        rest_words, rest_c, rest_local, other = rest
         docs = part.docs
         v, z = varphi[docs], zeta[part.entries]
         sub_labels = None if labels is None else labels[docs]
@@ -513,7 +523,6 @@ class MoveSearch:
         # those columns of the statistics are updated, and the other words' log Gamma
         # terms of the collapsed bound stay as they are (rest's).
         words = part.words
-        rest_words = rest_s[:, words]
 
         def memoized_bound():
             return (rest_local + self._local_bounds(part.M, v, z).sum()
@@ -549,8 +558,11 @@ class MoveSearch:
         if not totals:  # (the snapshot's priors are the current ones)
             totals.update(self._state_totals(M, snapshot[0], snapshot[1], snapshot[2]))
         rest = self._memoized_rest(part, snapshot[0], snapshot[1], snapshot[2], totals)
-        s, c = corpus_statistics(part.M, varphi[docs], zeta[part.entries])
-        self._set_globals(np.maximum(rest[0] + s, 0.0), np.maximum(rest[1] + c, 0.0))
+        s, c = part.statistics(varphi[docs], zeta[part.entries])
+        # the snapshot's topics, with the documents' words' columns from their factors
+        self.components_ = snapshot[2]["components_"].copy()
+        self._set_word_globals(part.words, np.maximum(rest[0] + s, 0.0),
+                               np.maximum(rest[1] + c, 0.0))
         return self._memoized_sweeps(M, varphi, zeta, None, bound, part, rest, n_sweeps)
 
     def _birth_moves(self, M, varphi, zeta, bound, labels, doc_bounds):
