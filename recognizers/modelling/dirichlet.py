@@ -92,17 +92,8 @@ def _split_at(n, rows, threshold):
     others, each in row-major order (``n[rows][~(n[rows] <= threshold)]`` and
     ``n[rows][n[rows] <= threshold]``, in one pass: the masks and copies were a third
     of a prior's search)."""
-    above = 0
-    below = 0
-    for i in range(n.shape[0]):
-        if rows[i]:
-            for j in range(n.shape[1]):
-                if n[i, j] <= threshold:
-                    below += 1
-                else:
-                    above += 1
-    rest = np.empty(above)
-    small = np.empty(below)
+    rest = np.empty(n.size)
+    small = np.empty(n.size)
     above = 0
     below = 0
     for i in range(n.shape[0]):
@@ -114,7 +105,7 @@ def _split_at(n, rows, threshold):
                 else:
                     rest[above] = n[i, j]
                     above += 1
-    return rest, small
+    return rest[:above], small[:below]
 
 
 def best_symmetric_prior(counts, current: float, lower: float = 1e-4,

@@ -179,17 +179,13 @@ def doc_bound(indptr, indices, counts, elog_phi, elog_beta, alpha, varphi, zeta,
 
 
 @njit(cache=True)
-def _doc_entropy(lo, hi, d, counts, varphi, zeta):
+def _doc_entropy(lo, hi, d, counts, varphi, zeta, no_beta):
     """Document d's entropy terms of the bound, ``-sum_tk varphi_tk log varphi_tk -
     sum_e n_e sum_t zeta_et log zeta_et``: the part of :func:`doc_local_bound` with
-    a logarithm per entry, and the only part that needs no prior."""
-    T, K = varphi.shape[1], varphi.shape[2]
-    out = 0.0
-    for t in range(T):
-        for k in range(K):
-            q = varphi[d, t, k]
-            if q > 0.0:
-                out -= q * math.log(q)
+    a logarithm per entry, and the only part that needs no prior.  ``no_beta``: K
+    zeros (varphi's part is :func:`_varphi_terms` without ``E[log beta]``)."""
+    T = varphi.shape[1]
+    out = _varphi_terms(d, no_beta, varphi)
     for e in range(lo, hi):
         for t in range(T):
             q = zeta[e, t]
@@ -219,15 +215,12 @@ def doc_local_bound(indptr, counts, alpha, varphi, zeta, out):
     ``E[log pi]`` terms of zeta and varphi.  :func:`doc_bound` is this plus
     ``sum_e n_e sum_t zeta_et sum_k varphi_tk E[log phi_kw_e] + sum_tk varphi_tk
     E[log beta_k]``."""
-    T = varphi.shape[1]
-    Nt = np.empty(T)
-    a = np.empty(T - 1)
-    b = np.empty(T - 1)
-    elog_pi = np.empty(T)
-    for d in range(indptr.shape[0] - 1):
-        lo, hi = indptr[d], indptr[d + 1]
-        out[d] = (_doc_entropy(lo, hi, d, counts, varphi, zeta)
-                  + _doc_stick_terms(lo, hi, counts, alpha, zeta, Nt, elog_pi, a, b))
+    entropy = np.empty(indptr.shape[0] - 1)
+    no_beta = np.zeros(varphi.shape[2])
+    for d in range(entropy.shape[0]):
+        entropy[d] = _doc_entropy(indptr[d], indptr[d + 1], d, counts, varphi, zeta,
+                                  no_beta)
+    doc_local_bound_from_entropy(indptr, counts, alpha, zeta, entropy, out)
 
 
 @njit(cache=True)
@@ -266,6 +259,7 @@ def document_memo(indptr, indices, counts, varphi, zeta, changed, seen_varphi, s
     asks for the whole corpus' statistics and local terms."""
     T, K = varphi.shape[1], varphi.shape[2]
     mixed = np.empty(K)
+    no_beta = np.zeros(K)
     minus = -counts
     for d in range(indptr.shape[0] - 1):
         if not changed[d]:
@@ -281,7 +275,7 @@ def document_memo(indptr, indices, counts, varphi, zeta, changed, seen_varphi, s
             for k in range(K):
                 topic_counts[k] += varphi[d, t, k]
         _add_word_statistics(lo, hi, d, indices, counts, varphi, zeta, mixed, word_topic)
-        entropy[d] = _doc_entropy(lo, hi, d, counts, varphi, zeta)
+        entropy[d] = _doc_entropy(lo, hi, d, counts, varphi, zeta, no_beta)
         seen_varphi[d] = varphi[d]
         seen_zeta[lo:hi] = zeta[lo:hi]
 
