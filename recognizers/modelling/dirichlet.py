@@ -144,6 +144,7 @@ def best_symmetric_prior(counts, current: float, lower: float = 1e-4,
 
 @njit(cache=True)
 def _log_gamma_row_sums(lam, eta, columns, psi, out):
+    # (log_gamma_row_sums' kernel; psi holds psi(eta), psi'(eta), psi''(eta))
     tiny = 1e-4 * eta
     log_gamma_eta = math.lgamma(eta)
     for k in range(lam.shape[0]):
