@@ -304,3 +304,18 @@ def test_empty_sequence_is_fine():
     f = chain.forward(np.zeros(2), np.zeros((2, 2)), np.zeros((0, 2)))
     assert f.log_alpha.shape == (0, 2) and f.loglik == 0.0
     assert chain.viterbi(np.zeros(2), np.zeros((2, 2)), np.zeros((0, 2))).path.shape == (0,)
+
+
+def test_softmax_row_is_the_softmax_and_leaves_its_log():
+    from scipy.special import log_softmax
+    from recognizers.modelling.chain import _softmax_row
+    rng = np.random.default_rng(0)
+    for row in (rng.normal(scale=30.0, size=7), np.array([0.0, -1e30, 2.0]),
+                np.array([-800.0, 0.0, -1.0]), np.full(4, -np.inf)):
+        expected = log_softmax(row) if np.isfinite(row.max()) else np.full(row.size,
+                                                                          -np.log(row.size))
+        out, logs = np.empty(row.size), row.copy()
+        _softmax_row(logs, out)
+        np.testing.assert_allclose(out, np.exp(expected), rtol=1e-13, atol=1e-300)
+        np.testing.assert_allclose(logs, expected, rtol=1e-13, atol=1e-12)
+        assert out.sum() == pytest.approx(1.0, rel=1e-14)

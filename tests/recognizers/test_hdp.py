@@ -244,21 +244,6 @@ def test_a_join_is_judged_by_its_exact_change_of_the_bound(seed):
     assert hc._join_word_ceiling(0, n, counts, zeta, same, 0, 1) == 0.0
 
 
-def test_softmax_row_is_the_softmax_and_leaves_its_log():
-    from scipy.special import log_softmax
-    from recognizers.modelling.topics.hdp_core import _softmax_row
-    rng = np.random.default_rng(0)
-    for row in (rng.normal(scale=30.0, size=7), np.array([0.0, -1e30, 2.0]),
-                np.array([-800.0, 0.0, -1.0]), np.full(4, -np.inf)):
-        expected = log_softmax(row) if np.isfinite(row.max()) else np.full(row.size,
-                                                                          -np.log(row.size))
-        out, logs = np.empty(row.size), row.copy()
-        _softmax_row(logs, out)
-        np.testing.assert_allclose(out, np.exp(expected), rtol=1e-13, atol=1e-300)
-        np.testing.assert_allclose(logs, expected, rtol=1e-13, atol=1e-12)
-        assert out.sum() == pytest.approx(1.0, rel=1e-14)
-
-
 def test_label_objectives_are_the_bound_terms_they_name():
     # The supervised kernel's two line-search objectives (one shared kernel) against
     # the label term (9) recomputed in numpy from g = zeta r after the change.

@@ -170,6 +170,7 @@ from recognizers.modelling.chain.log_kernels import (  # noqa: F401 (re-exported
     _normalise_inplace,
     _sample_path_kernel,
     _smooth_kernel,
+    _softmax_row,
     _viterbi_kernel,
     forward_init_into,
     forward_step_into,

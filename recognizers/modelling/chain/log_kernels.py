@@ -39,6 +39,31 @@ def _normalise_inplace(v):
 
 
 @numba.njit(cache=True)
+def _softmax_row(row, out):
+    """``out = softmax(row)`` and ``row`` minus its logsumexp (the log of out), with one
+    exponential per entry: :func:`_normalise_inplace` followed by exponentiating took
+    two.  An all -inf row becomes uniform, as there."""
+    n = row.shape[0]
+    m = _NEG_INF
+    for i in range(n):
+        if row[i] > m:
+            m = row[i]
+    if m == _NEG_INF:
+        for i in range(n):
+            row[i] = -np.log(n)
+            out[i] = 1.0 / n
+        return
+    s = 0.0
+    for i in range(n):
+        out[i] = np.exp(row[i] - m)
+        s += out[i]
+    c = m + np.log(s)
+    for i in range(n):
+        out[i] /= s
+        row[i] -= c
+
+
+@numba.njit(cache=True)
 def _absorb_evidence(out, log_lik_t):
     """out <- normalise(out + log_lik_t); returns the log normaliser.
 

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from recognizers.modelling.chain import _normalise_inplace
+from recognizers.modelling.chain import _normalise_inplace, _softmax_row
 from recognizers.modelling.topics.lda_core import _digamma
 
 __all__ = ["doc_bound", "doc_local_bound", "doc_local_bound_from_entropy", "doc_estep",
@@ -91,30 +91,6 @@ def _doc_word_scores(doc_elog_phi, varphi_d, scores):
     n = doc_elog_phi.shape[0]
     if n > 0:
         scores[:n] = doc_elog_phi @ np.ascontiguousarray(varphi_d.T)
-
-
-@njit(cache=True)
-def _softmax_row(row, out):
-    """``out = softmax(row)`` and ``row`` minus its logsumexp (the log of out), with one
-    exponential per entry (normalising in log space, then exponentiating, took two)."""
-    n = row.shape[0]
-    m = -np.inf
-    for i in range(n):
-        if row[i] > m:
-            m = row[i]
-    if m == -np.inf:  # (all -inf: uniform, as _normalise_inplace does)
-        for i in range(n):
-            row[i] = -math.log(n)
-            out[i] = 1.0 / n
-        return
-    s = 0.0
-    for i in range(n):
-        out[i] = math.exp(row[i] - m)
-        s += out[i]
-    c = m + math.log(s)
-    for i in range(n):
-        out[i] /= s
-        row[i] -= c
 
 
 @njit(cache=True)

@@ -36,8 +36,9 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.special import digamma, gammaln, logsumexp
 
+from recognizers.modelling.chain import _softmax_row
 from recognizers.modelling.topics.hdp_core import (_doc_topic_counts, _gather_words, _lbeta2,
-                                                   _mapped_topic, _softmax_row)
+                                                   _mapped_topic)
 from recognizers.modelling.topics.perplexity import entry_documents
 
 __all__ = ["neg_entropy", "stick_term", "MergeScores", "stick_merge_gains", "split_proposal",
